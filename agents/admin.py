@@ -1,0 +1,72 @@
+from django.contrib import admin
+
+from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+
+from agents.models import Agent, Membership, Provider, Run, Tenant
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Tenant)
+class TenantAdmin(admin.ModelAdmin):
+    list_display = ["name", "created_at"]
+    search_fields = ["name"]
+    inlines = [MembershipInline]
+
+
+@admin.register(Provider)
+class ProviderAdmin(admin.ModelAdmin):
+    list_display = [
+        "name",
+        "kind",
+        "model",
+        "locality",
+        "is_memory_fallback",
+        "price_input_per_mtok",
+        "price_output_per_mtok",
+        "timeout_seconds",
+    ]
+    list_filter = ["kind", "locality"]
+    search_fields = ["name", "model"]
+
+
+@admin.register(Agent)
+class AgentAdmin(admin.ModelAdmin):
+    list_display = ["name", "tenant", "provider", "memory_provider", "archive_artifacts"]
+    list_filter = ["tenant", "provider"]
+    list_select_related = ["tenant", "provider", "memory_provider"]
+    search_fields = ["name"]
+
+
+@admin.register(Run)
+class RunAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "agent",
+        "owner",
+        "thread",
+        "status",
+        "memory_state",
+        "input_tokens",
+        "output_tokens",
+        "cost",
+        "created_at",
+    ]
+    list_filter = ["status", "memory_state", "agent__tenant"]
+    list_select_related = ["agent", "owner", "thread"]
+    search_fields = ["id", "input", "thread__id"]
+    date_hierarchy = "created_at"
+    readonly_fields = [field.name for field in Run._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+
+admin.site.site_header = _("智能体记忆 · 运维后台")
+admin.site.site_title = _("智能体记忆")

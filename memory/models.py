@@ -1,0 +1,119 @@
+"""The memory layers: threads (L1), memory-op ledger, context manifests."""
+
+from __future__ import annotations
+
+import secrets
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+
+def new_thread_id() -> str:
+    return f"th_{secrets.token_hex(8)}"
+
+
+class ThreadQuerySet(models.QuerySet["Thread"]):
+    def for_scope(self, *, tenant_id: int, agent_id: int, owner_id: int) -> ThreadQuerySet:
+        return self.filter(tenant_id=tenant_id, agent_id=agent_id, owner_id=owner_id)
+
+    def active(self) -> ThreadQuerySet:
+        return self.filter(status=Thread.Status.ACTIVE)
+
+
+class Thread(models.Model):
+    """A conversation (design v2 §2.1): its runs share a rolling summary and recent turns."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", _("进行中")
+        ARCHIVED = "archived", _("已归档")
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_thread_id, editable=False)
+    tenant = models.ForeignKey("agents.Tenant", on_delete=models.CASCADE, related_name="threads")
+    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="threads")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="threads"
+    )
+    title = models.CharField(_("标题"), max_length=200, blank=True)
+    rolling_summary = models.TextField(_("滚动摘要"), blank=True)
+    # The cursor: the last run folded into the summary, as (created_at, id). created_at
+    # alone is the original design's cursor; the id breaks ties between runs created in
+    # the same microsecond, so the order is total and no run is skipped or folded twice.
+    summary_upto_at = models.DateTimeField(_("摘要覆盖至"), null=True, blank=True)
+    summary_upto_run_id = models.BigIntegerField(_("摘要覆盖至运行"), null=True, blank=True)
+    status = models.CharField(
+        _("状态"), max_length=16, choices=Status.choices, default=Status.ACTIVE
+    )
+    created_at = models.DateTimeField(_("创建时间"), default=timezone.now)
+    updated_at = models.DateTimeField(_("更新时间"), default=timezone.now)
+
+    objects = ThreadQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("会话")
+        verbose_name_plural = _("会话")
+        indexes = [
+            models.Index(
+                fields=["tenant", "agent", "-updated_at"], name="thread_tenant_agent_updated"
+            ),
+            models.Index(fields=["owner", "agent", "status", "-updated_at"], name="thread_owner"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or self.id
+
+
+class RunContext(models.Model):
+    """What one run was given: the exact messages and the manifest ("why was this shown")."""
+
+    run = models.OneToOneField(
+        "agents.Run", on_delete=models.CASCADE, primary_key=True, related_name="context_record"
+    )
+    messages = models.JSONField(default=list)
+    injected_text = models.TextField(blank=True)
+    manifest = models.JSONField(default=dict)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = _("运行上下文")
+        verbose_name_plural = _("运行上下文")
+
+
+class MemoryOp(models.Model):
+    """One LLM call made by the memory itself (design v2 §5). Never mixed into run cost."""
+
+    class Kind(models.TextChoices):
+        COMPRESS = "compress", _("滚动压缩")
+        EXTRACT = "extract", _("事实提炼")
+        ARCHIVE = "archive", _("产物归档")
+
+    tenant = models.ForeignKey("agents.Tenant", on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="memory_ops")
+    thread = models.ForeignKey(
+        Thread, on_delete=models.CASCADE, related_name="memory_ops", null=True, blank=True
+    )
+    run = models.ForeignKey(
+        "agents.Run", on_delete=models.SET_NULL, related_name="memory_ops", null=True, blank=True
+    )
+    kind = models.CharField(_("类型"), max_length=16, choices=Kind.choices)
+    provider = models.ForeignKey(
+        "agents.Provider", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    provider_name = models.CharField(_("模型"), max_length=100, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal("0"))
+    success = models.BooleanField(default=True)
+    error_code = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = _("记忆操作")
+        verbose_name_plural = _("记忆操作")
+        indexes = [
+            models.Index(fields=["thread", "created_at"], name="memop_thread"),
+            models.Index(fields=["agent", "created_at"], name="memop_agent"),
+            models.Index(fields=["tenant", "created_at"], name="memop_tenant"),
+        ]

@@ -1,0 +1,212 @@
+"""Rendering of the injected sections within token budgets: pure, Django-free.
+
+Every history text is sanitised (``memory.sanitizer``) before it is placed inside its
+boundary. Budgets are tokens counted with ``agents.tokens``; a rendered section never
+exceeds the budget it was granted, header and footer included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agents.tokens import count_tokens, truncate_tokens
+from memory import boundary
+from memory.sanitizer import sanitize_history
+
+ELLIPSIS = "…"
+# Below this many tokens a text slot is not worth rendering (a marker with one word).
+_MIN_SLOT = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One finished run of the thread, oldest first. ``assistant`` is None if it failed."""
+
+    run_id: int
+    user: str
+    assistant: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    text: str
+    tokens: int
+    ids: tuple[int, ...] = ()
+    truncated: bool = False
+    parts: dict[str, int] = field(default_factory=dict)
+
+
+EMPTY = Rendered(text="", tokens=0)
+
+
+@dataclass
+class _Slot:
+    key: str
+    text: str
+    cap_group: str
+    keep: str  # which end survives truncation: "head" or "tail"
+    priority: int  # 0 is filled first and cut last
+    granted: int = 0
+
+    def render(self) -> str:
+        if self.granted <= 0:
+            return ""
+        if count_tokens(self.text) <= self.granted:
+            return self.text
+        room = self.granted - count_tokens(ELLIPSIS)
+        if room <= 0:
+            return ""
+        cut = truncate_tokens(self.text, room, keep=self.keep)
+        return cut + ELLIPSIS if self.keep == "head" else ELLIPSIS + cut
+
+
+def render_thread(
+    *,
+    summary: str,
+    turns: list[Turn],
+    budget: int,
+    summary_cap: int,
+    recent_cap: int,
+) -> Rendered:
+    """The ``[本会话前情]`` section of design v2 §2.2, within ``budget`` tokens.
+
+    Fill priority when short: the latest user turn, the latest assistant turn, older
+    turns, then the summary; older text is cut first. The header and footer are never
+    cut: if they do not fit with the latest user turn, the section is omitted.
+    """
+    summary = sanitize_history(summary).strip()
+    if not summary and not turns:
+        return EMPTY
+
+    slots: list[_Slot] = []
+    order: list[tuple[str, str]] = []  # (kind, slot key or literal) in reading order
+    for position, turn in enumerate(turns):
+        age = len(turns) - 1 - position  # 0 = latest
+        user_key = f"u{age}"
+        user_text = sanitize_history(turn.user).strip()
+        slots.append(_Slot(user_key, user_text, "recent", "head", priority=2 * age))
+        order.append(("user", user_key))
+        if turn.assistant is None:
+            order.append(("failed", ""))
+        else:
+            key = f"a{age}"
+            text = sanitize_history(turn.assistant).strip()
+            slots.append(_Slot(key, text, "recent", "head", priority=2 * age + 1))
+            order.append(("assistant", key))
+    if summary:
+        # The summary is older than every verbatim turn: it is cut first.
+        slots.append(_Slot("summary", summary, "summary", "tail", priority=10_000))
+    # Newest first, a turn's user text before its reply.
+    slots.sort(key=lambda slot: slot.priority)
+    by_key = {slot.key: slot for slot in slots}
+
+    def assemble() -> str:
+        lines = [boundary.THREAD_HEADER]
+        summary_slot = by_key.get("summary")
+        if summary_slot is not None and summary_slot.render():
+            lines.append(boundary.SUMMARY_LABEL + summary_slot.render())
+        if turns:
+            lines.append(boundary.RECENT_LABEL)
+        for kind, key in order:
+            if kind == "failed":
+                lines.append(f"{boundary.ASSISTANT_MARK} {boundary.FAILED_TURN}")
+                continue
+            mark = boundary.USER_MARK if kind == "user" else boundary.ASSISTANT_MARK
+            body = by_key[key].render()
+            if body or kind == "user":
+                lines.append(f"{mark} {body}".rstrip())
+        lines.append(boundary.THREAD_FOOTER)
+        return "\n".join(lines)
+
+    frame_tokens = count_tokens(assemble())  # every slot at zero: the fixed cost
+    available = budget - frame_tokens
+    if available < _MIN_SLOT and turns:
+        return EMPTY
+    caps = {"recent": recent_cap, "summary": summary_cap}
+    for slot in slots:
+        want = count_tokens(slot.text)
+        grant = min(want, available, caps[slot.cap_group])
+        if grant < min(want, _MIN_SLOT):
+            grant = 0
+        slot.granted = grant
+        available -= grant
+        caps[slot.cap_group] -= grant
+
+    # Joining pieces can shift a token or two at the seams; shave the lowest priority.
+    text = assemble()
+    tokens = count_tokens(text)
+    while tokens > budget:
+        victim = next((s for s in reversed(slots) if s.granted > 0), None)
+        if victim is None:
+            return EMPTY
+        victim.granted = max(0, victim.granted - (tokens - budget) - 1)
+        if victim.granted < _MIN_SLOT:
+            victim.granted = 0
+        text = assemble()
+        tokens = count_tokens(text)
+    if not any(s.granted for s in slots) and not any(k == "failed" for k, _ in order):
+        return EMPTY
+
+    truncated = any(s.granted < count_tokens(s.text) for s in slots)
+    summary_slot = by_key.get("summary")
+    parts = {
+        "summary": count_tokens(summary_slot.render()) if summary_slot else 0,
+        "recent": sum(count_tokens(s.render()) for s in slots if s.cap_group == "recent"),
+    }
+    return Rendered(
+        text=text,
+        tokens=tokens,
+        ids=tuple(t.run_id for t in turns),
+        truncated=truncated,
+        parts=parts,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One line of a list section (a fact, a recall hit), most important first."""
+
+    id: int
+    text: str
+
+
+def render_list(
+    *, header: str, footer: str, items: list[Item], budget: int, item_cap: int | None = None
+) -> Rendered:
+    """Whole items in priority order while they fit; each item's text is sanitised."""
+    if not items:
+        return EMPTY
+    lines = [header]
+    ids: list[int] = []
+    truncated = False
+    base = count_tokens(f"{header}\n{footer}")
+    if base >= budget:
+        return EMPTY
+    used = base
+    for item in items:
+        body = sanitize_history(item.text).strip()
+        if item_cap is not None and count_tokens(body) > item_cap:
+            body = truncate_tokens(body, item_cap - 1) + ELLIPSIS
+            truncated = True
+        line = f"- {body}"
+        cost = count_tokens("\n" + line)
+        if used + cost > budget:
+            truncated = True
+            continue
+        lines.append(line)
+        ids.append(item.id)
+        used += cost
+    if not ids:
+        return Rendered(text="", tokens=0, truncated=True)
+    lines.append(footer)
+    text = "\n".join(lines)
+    tokens = count_tokens(text)
+    while tokens > budget and len(lines) > 2:
+        lines.pop(-2)
+        ids.pop()
+        truncated = True
+        text = "\n".join(lines)
+        tokens = count_tokens(text)
+    if len(lines) <= 2:
+        return Rendered(text="", tokens=0, truncated=True)
+    return Rendered(text=text, tokens=tokens, ids=tuple(ids), truncated=truncated)

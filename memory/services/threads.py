@@ -1,0 +1,89 @@
+"""Thread services and selectors (design v2 §2.1–§2.3)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.db.models import Count, QuerySet
+from django.utils import timezone
+
+from memory.models import Thread
+from memory.scope import Scope
+
+if TYPE_CHECKING:
+    from agents.models import Run
+
+
+class ThreadRejected(ValueError):
+    """A run named a thread it may not use. The message reveals nothing about others."""
+
+
+def thread_title_from(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat[: settings.THREAD_TITLE_CHARS]
+
+
+def thread_for_run(*, scope: Scope, thread_id: str | None, first_input: str) -> Thread:
+    """The thread a new run goes into. Call inside the run's creating transaction.
+
+    Absent id: a new thread titled from the input. Present: it must belong to the same
+    tenant, agent and owner; anything else is indistinguishable from "no such thread".
+    An archived thread is reactivated by the run.
+    """
+    now = timezone.now()
+    if thread_id is None:
+        return Thread.objects.create(
+            **scope.filter_kwargs(),
+            title=thread_title_from(first_input),
+            created_at=now,
+            updated_at=now,
+        )
+    thread = Thread.objects.filter(pk=thread_id, **scope.filter_kwargs()).first()
+    if thread is None:
+        raise ThreadRejected("thread_id does not name one of your conversations with this agent")
+    Thread.objects.filter(pk=thread.pk).update(status=Thread.Status.ACTIVE, updated_at=now)
+    thread.status = Thread.Status.ACTIVE
+    thread.updated_at = now
+    return thread
+
+
+def thread_list(*, scope: Scope, status: str = Thread.Status.ACTIVE) -> QuerySet[Thread]:
+    return (
+        Thread.objects.for_scope(**scope.filter_kwargs())
+        .filter(status=status)
+        .annotate(run_count=Count("runs"))
+        .order_by("-updated_at", "-pk")
+    )
+
+
+def thread_get(*, owner_id: int, thread_id: str, tenant_ids: list[int]) -> Thread | None:
+    """The caller's own thread, or None (another owner's or tenant's looks missing)."""
+    return (
+        Thread.objects.filter(pk=thread_id, owner_id=owner_id, tenant_id__in=tenant_ids)
+        .select_related("agent", "agent__provider", "agent__memory_provider")
+        .annotate(run_count=Count("runs"))
+        .first()
+    )
+
+
+def thread_archive(*, thread: Thread) -> Thread:
+    """Idempotent: archiving an archived thread changes nothing."""
+    if thread.status != Thread.Status.ARCHIVED:
+        Thread.objects.filter(pk=thread.pk).update(status=Thread.Status.ARCHIVED)
+        thread.status = Thread.Status.ARCHIVED
+    return thread
+
+
+def thread_rename(*, thread: Thread, title: str) -> Thread:
+    title = " ".join(title.split())
+    Thread.objects.filter(pk=thread.pk).update(title=title)
+    thread.title = title
+    return thread
+
+
+def thread_runs(*, thread: Thread) -> QuerySet[Run]:
+    """The thread's messages, oldest first (restoring a conversation)."""
+    from agents.models import Run
+
+    return Run.objects.filter(thread_id=thread.pk).order_by("created_at", "pk")

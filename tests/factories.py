@@ -1,0 +1,72 @@
+"""Small real fixtures built through the project's own services."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from agents.models import Agent, Membership, Provider, Tenant
+from agents.services_demo import offline_provider_ensure
+
+
+@dataclass
+class Teacher:
+    user: Any
+    tenant: Tenant
+    agent: Agent
+    client: APIClient
+    token: str
+
+
+def make_teacher(
+    *,
+    tenant_name: str,
+    username: str,
+    agent: Agent | None = None,
+    role: str = Membership.Role.TEACHER,
+    provider: Provider | None = None,
+) -> Teacher:
+    tenant, _ = Tenant.objects.get_or_create(name=tenant_name)
+    user = get_user_model().objects.create_user(username=username, password="pw-" + username)
+    Membership.objects.create(tenant=tenant, user=user, role=role)
+    if agent is None:
+        agent = Agent.objects.create(
+            tenant=tenant,
+            name=f"助手-{username}",
+            system_prompt="你是教学助手。",
+            provider=provider or offline_provider_ensure(),
+        )
+    token = Token.objects.create(user=user).key
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    return Teacher(user=user, tenant=tenant, agent=agent, client=client, token=token)
+
+
+def make_provider(
+    *,
+    name: str,
+    base_url: str,
+    locality: str = Provider.Locality.CLOUD,
+    api_key_env: str = "",
+    timeout: float = 2.0,
+    price_in: str = "2",
+    price_out: str = "8",
+    is_memory_fallback: bool = False,
+) -> Provider:
+    return Provider.objects.create(
+        name=name,
+        kind=Provider.Kind.OPENAI_COMPAT,
+        base_url=base_url,
+        model="fake-model",
+        api_key_env=api_key_env,
+        locality=locality,
+        price_input_per_mtok=Decimal(price_in),
+        price_output_per_mtok=Decimal(price_out),
+        timeout_seconds=timeout,
+        is_memory_fallback=is_memory_fallback,
+    )
