@@ -90,7 +90,6 @@ def database_from_url(url: str, *, base_dir: Path) -> dict[str, Any]:
                     "PRAGMA busy_timeout=30000;"
                 ),
             },
-            "TEST": {"NAME": os.environ.get("SQLITE_TEST_NAME") or None},
         }
     if scheme in ("postgres", "postgresql", "pgsql"):
         options = dict(parse_qsl(parts.query))

@@ -45,12 +45,12 @@ INSTALLED_APPS = [
     "django_q",
     "agents",
     "memory",
+    "web",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -90,7 +90,9 @@ LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/chat/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
-# The product UI is Chinese; every string goes through gettext so English stays possible.
+# The product UI is Chinese; every string goes through gettext so that an English UI
+# stays possible (a catalogue in locale/ plus DJANGO_LANGUAGE_CODE=en). No per-browser
+# negotiation (no LocaleMiddleware) until such a catalogue exists.
 LANGUAGE_CODE = env_str("DJANGO_LANGUAGE_CODE", "zh-hans")
 LANGUAGES = [("zh-hans", "简体中文"), ("en", "English")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
@@ -161,7 +163,6 @@ MEMORY_JOB_MAX_ATTEMPTS = env_int("MEMORY_JOB_MAX_ATTEMPTS", 5, minimum=1)
 RUN_STALE_AFTER_SECONDS = env_int("RUN_STALE_AFTER_SECONDS", 900, minimum=30)
 # A finished run whose memory job has not completed after this long is re-enqueued.
 MEMORY_JOB_STALE_AFTER_SECONDS = env_int("MEMORY_JOB_STALE_AFTER_SECONDS", 300, minimum=5)
-SWEEP_INTERVAL_MINUTES = env_int("SWEEP_INTERVAL_MINUTES", 5, minimum=1)
 
 # --- Core memory and recall ---------------------------------------------------------------
 CORE_FACTS_MAX = env_int("CORE_FACTS_MAX", 30, minimum=1)

@@ -15,3 +15,13 @@ from config.settings import *  # noqa: E402,F403
 
 # Fast hashing: tests create many users; production keeps Django's default.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# A file, not an in-memory database, so that the real-cluster tests can share it with a
+# qcluster subprocess. One file per pytest process: parallel sessions never collide.
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
+    import tempfile
+
+    DATABASES["default"]["TEST"] = {  # noqa: F405
+        "NAME": os.environ.get("SQLITE_TEST_NAME")
+        or os.path.join(tempfile.gettempdir(), f"agent-memory-test-{os.getpid()}.sqlite3")
+    }

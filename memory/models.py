@@ -48,6 +48,8 @@ class Thread(models.Model):
     )
     created_at = models.DateTimeField(_("创建时间"), default=timezone.now)
     updated_at = models.DateTimeField(_("更新时间"), default=timezone.now)
+    # When the sweeper last enqueued a catch-up compression (its compare-and-set claim).
+    compress_enqueued_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = ThreadQuerySet.as_manager()
 

@@ -1,75 +1,117 @@
-"""Lexical terms for episodic recall: CJK character bigrams plus latin words and numbers.
+"""Lexical terms for episodic recall: CJK character bigrams and unigrams, latin words.
 
 The text is NFKC-normalised (full-width letters and digits become ASCII, compatibility
-characters are unfolded) and lower-cased. It is then cut into runs:
+characters are unfolded) and lower-cased, then cut into runs:
 
 * a run of CJK characters (Han ideographs, kana, Hangul) yields its overlapping character
-  bigrams; a run of a single character yields that character as a unigram, so that a
-  one-character word ("诗", "树") can still be found;
+  bigrams, followed by its characters as unigrams (a run of one character yields just
+  that character). Bigrams carry most of the evidence; unigrams let "跳舞" meet "舞蹈" and
+  "画画" meet "画作". Queries weigh a unigram at :data:`UNIGRAM_WEIGHT` of a bigram
+  (see :func:`query_weights`).
 * a run of letters and digits of any other script yields one word ("python", "3", "c");
-  ``'`` and ``_`` split words;
+  ``'`` and ``_`` split words. ASCII words longer than three letters lose a plural or
+  verb suffix (``questions``/``question``, ``danced``/``dancing``/``dance`` all give
+  ``danc``): a light, rule-based stemmer, no dictionary.
 * everything else (punctuation, spaces, symbols, emoji) separates runs and is dropped.
 
-A short stop list removes the most common function words of English and the most common
-function bigrams of Chinese (pronoun + particle, conjunctions, filler): they carry almost no
-evidence, yet they occupy the longest postings lists, so dropping them makes search faster
-and keeps a query's IDF-weighted mass on its content words. The list is deliberately
-small and generic (it is not derived from any evaluation set).
+A short stop list removes the commonest English function words, Chinese function bigrams
+(pronoun + particle, conjunctions, fillers) and single-character particles. They carry
+almost no evidence but own the longest postings lists, so dropping them makes search faster
+and keeps a query's weight on its content words. The list is small, generic and not
+derived from any evaluation set.
 
-Tokenisation is deterministic and does not depend on a locale or on any corpus, so the
-terms of a recall entry can be computed once, stored, and re-indexed later.
+Tokenisation is deterministic and independent of any corpus or locale, so the terms of a
+recall entry are computed once, stored with the entry and re-indexed as they are.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
-__all__ = ["STOP_TERMS", "is_cjk_term", "terms", "weighted_terms"]
+__all__ = [
+    "QUERY_DECAY",
+    "QUERY_SATURATION",
+    "STOP_TERMS",
+    "UNIGRAM_WEIGHT",
+    "is_cjk_unigram",
+    "query_weights",
+    "stem",
+    "terms",
+]
 
-# Han (URO, extension A, compatibility, extensions B+), kana, Hangul syllables.
+# Han (URO, extension A, compatibility, extensions B and later), kana, Hangul syllables.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
-# A CJK run, or a run of word characters that are not CJK (letters and digits of any
-# other script). "_" is a word character for \w and is excluded explicitly.
+# A CJK run, or a run of word characters that are not CJK ("_" excluded explicitly).
 _RUN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
-_CJK_RUN = re.compile(rf"[{_CJK}]")
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
 
-_EN_STOP = frozenset(
-    """
-    a an the and or but if so as of to in on at by for from with about into over than then
-    is am are was were be been being do does did done have has had having will would shall
-    should can could may might must i me my mine we us our ours you your yours he him his
-    she her hers it its they them their theirs this that these those there here what which
-    who whom whose when where why how all any some no not nor too very just also only own
-    s t d ll m re ve o y oh yes yeah ok okay hey hi really
-    """.split()
+_EN_STOP_WORDS = (
+    "a an the and or but if so as of to in on at by for from with about into over than "
+    "then is am are was were be been being do does did done have has had having will "
+    "would shall should can could may might must i me my mine we us our ours you your "
+    "yours he him his she her hers it its they them their theirs this that these those "
+    "there here what which who whom whose when where why how all any some no not nor too "
+    "very just also only own s t d ll m re ve o y oh yes yeah ok okay hey hi really"
 )
+_EN_STOP = frozenset(_EN_STOP_WORDS.split())
 
-_ZH_STOP = frozenset(
-    """
-    我们 你们 他们 她们 它们 我的 你的 他的 她的 它的 的话 的时 时候 这个 那个 一个 这些 那些
-    这样 那样 什么 怎么 为什么 因为 所以 但是 可是 而且 并且 或者 还是 就是 不是 也是 都是
-    可以 没有 已经 还有 如果 虽然 然后 自己 一下 一些 有点 真的 吗? 呢 吧 啊 了 的 是 我
-    你 他 她 它 在 和 也 都 就 很 又 还 着 过 把 被 让 给 对 向 从 这 那 哦 嗯 呀 哈 哈哈
-    """.split()
+_ZH_STOP_WORDS = (
+    "我们 你们 他们 她们 它们 我的 你的 他的 她的 它的 的话 的时 时候 这个 那个 一个 这些 "
+    "那些 这样 那样 什么 怎么 因为 所以 但是 可是 而且 并且 或者 还是 就是 不是 也是 都是 "
+    "可以 没有 已经 还有 如果 虽然 然后 自己 一下 一些 有点 真的 "
+    "的 了 是 我 你 他 她 它 们 在 和 也 都 就 很 又 还 着 过 把 被 让 给 对 向 从 这 那 "
+    "吗 呢 吧 啊 哦 嗯 呀 哈 么 之 与 及 或 其"
 )
+_ZH_STOP = frozenset(_ZH_STOP_WORDS.split())
 
-#: Terms dropped by :func:`terms` (English function words, Chinese function bigrams and
-#: the most common single-character particles, which only appear as one-character runs).
+#: Terms :func:`terms` drops: English function words, Chinese function bigrams and
+#: single-character particles.
 STOP_TERMS: frozenset[str] = _EN_STOP | _ZH_STOP
 
+#: Query weight of a CJK unigram relative to a bigram ("a character is half a word").
+UNIGRAM_WEIGHT = 0.5
+#: Weight ratio between a query turn and the next more recent one.
+QUERY_DECAY = 0.8
+#: BM25 query-term saturation k3: a term seen x times weighs (k3 + 1) x / (k3 + x).
+QUERY_SATURATION = 1.0
 
-def is_cjk_term(term: str) -> bool:
-    """Whether ``term`` is a CJK unigram or bigram (as opposed to a latin word or number)."""
-    return bool(_CJK_RUN.match(term))
+_SUFFIXES = ("ing", "ed", "es", "s", "e")
+
+
+def stem(word: str) -> str:
+    """Strip one plural or verb suffix from an ASCII word of more than three letters.
+
+    ``ies -> y``; then the first of ``ing``, ``ed``, ``es``, ``s``, ``e`` that leaves at
+    least three letters (not ``s`` after ``ss``/``us``/``is``), and a doubled final
+    consonant is undoubled (``running -> run``), except ``ll``/``ss``/``zz``.
+    """
+    if len(word) <= 3 or not (word.isascii() and word.isalpha()):
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "s" and word.endswith(("ss", "us", "is")):
+                return word
+            word = word[: -len(suffix)]
+            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+                word = word[:-1]
+            return word
+    return word
+
+
+def is_cjk_unigram(term: str) -> bool:
+    """Whether ``term`` is a single CJK character (weighted as a unigram in queries)."""
+    return len(term) == 1 and _CJK_CHAR.match(term) is not None
 
 
 def terms(text: str) -> list[str]:
-    """Return the recall terms of ``text`` in text order (duplicates kept).
+    """Return the recall terms of ``text``, in text order, duplicates kept.
 
-    >>> terms("出一份Python期末试卷，共３题")
-    ['出一', '一份', 'python', '期末', '末试', '试卷', '共', '3', '题']
+    >>> terms("出份Python试卷，共３题")
+    ['出份', '出', '份', 'python', '试卷', '试', '卷', '共', '3', '题']
     """
     normalised = unicodedata.normalize("NFKC", text).lower()
     out: list[str] = []
@@ -77,43 +119,55 @@ def terms(text: str) -> list[str]:
     stop = STOP_TERMS
     for match in _RUN.finditer(normalised):
         run = match.group()
-        if _CJK_RUN.match(run):
-            if len(run) == 1:
-                if run not in stop:
-                    append(run)
-                continue
+        if _CJK_CHAR.match(run):
             for i in range(len(run) - 1):
                 bigram = run[i : i + 2]
                 if bigram not in stop:
                     append(bigram)
+            for char in run:
+                if char not in stop:
+                    append(char)
         elif run not in stop:
-            append(run)
+            append(stem(run))
     return out
 
 
-def weighted_terms(texts: Sequence[str], *, decay: float = 0.5) -> dict[str, float]:
-    """Query term weights for a sequence of texts, oldest first, newest last.
+def query_weights(
+    texts: str | Sequence[str],
+    *,
+    decay: float = QUERY_DECAY,
+    turn_weights: Sequence[float] | None = None,
+    unigram_weight: float = UNIGRAM_WEIGHT,
+    saturation: float = QUERY_SATURATION,
+) -> dict[str, float]:
+    """Query term weights for a text, or for several turns given oldest first.
 
-    The newest text weighs 1 per occurrence, the one before it ``decay``, the one before
-    that ``decay**2`` and so on: the current request matters most, earlier turns add
-    context. ``decay=1`` treats all texts alike (a plain bag of terms).
+    An occurrence in the newest turn counts 1, one turn older ``decay``, two turns older
+    ``decay**2``, times the turn's own weight from ``turn_weights`` if given (for example
+    a lower weight for the assistant's turns). A term's summed count ``x`` is saturated as
+    in BM25's query-term factor, ``(k3 + 1) x / (k3 + x)`` with ``k3 = saturation`` (a
+    term repeated across turns counts more, but not linearly), and a CJK unigram is then
+    scaled by ``unigram_weight``.
     """
+    if isinstance(texts, str):
+        texts = [texts]
     if not 0.0 <= decay <= 1.0:
         raise ValueError("decay must be within [0, 1]")
-    weights: dict[str, float] = {}
-    weight = 1.0
-    for text in reversed(texts):
+    if turn_weights is not None and len(turn_weights) != len(texts):
+        raise ValueError("turn_weights must have one weight per text")
+    counts: dict[str, float] = {}
+    age_weight = 1.0
+    for position in range(len(texts) - 1, -1, -1):
+        weight = age_weight * (1.0 if turn_weights is None else turn_weights[position])
+        age_weight *= decay
         if weight <= 0.0:
-            break
-        for term in terms(text):
-            weights[term] = weights.get(term, 0.0) + weight
-        weight *= decay
-    return weights
-
-
-def term_counts(items: Iterable[str]) -> dict[str, int]:
-    """Count the occurrences of each term (a plain bag of terms)."""
-    counts: dict[str, int] = {}
-    for term in items:
-        counts[term] = counts.get(term, 0) + 1
-    return counts
+            continue
+        for term in terms(texts[position]):
+            counts[term] = counts.get(term, 0.0) + weight
+    out: dict[str, float] = {}
+    for term, x in counts.items():
+        value = (saturation + 1.0) * x / (saturation + x) if saturation > 0 else min(x, 1.0)
+        if is_cjk_unigram(term):
+            value *= unigram_weight
+        out[term] = value
+    return out

@@ -1,7 +1,108 @@
-"""The background memory job for a finished run (DESIGN.md "Write path")."""
+"""The background memory job of a finished run (DESIGN.md "Write path").
+
+``after_run_enqueue`` is called inside the transaction that finishes the run, so the
+queue row (django-q2 ORM broker) commits or rolls back with it. The task carries only
+the run id; ``after_run_process`` loads rows and does, in order: recall upsert, rolling
+compression, candidate extraction, knowledge-base archiving. Every step is idempotent,
+so a redelivered or duplicated job changes nothing.
+"""
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django_q.tasks import async_task
+
+from agents.models import Run
+from memory import faults
+from memory.services.llm import MemoryDeferred
+
+logger = logging.getLogger(__name__)
+
+TASK_AFTER_RUN = "memory.tasks.after_run"
+TASK_COMPRESS_THREAD = "memory.tasks.compress_thread"
+
+
+def _enqueue(func: str, *args: object, name: str) -> None:
+    if settings.Q_CLUSTER.get("sync"):
+        # Sync mode runs the task inline; run it after commit so that the job still
+        # never executes (or calls an LLM) inside the finishing transaction.
+        transaction.on_commit(lambda: async_task(func, *args, task_name=name, group="memory"))
+    else:
+        async_task(func, *args, task_name=name, group="memory")
+
 
 def after_run_enqueue(*, run_id: int) -> None:
-    """Enqueue the memory job; call inside the transaction that finishes the run."""
+    """Enqueue the memory job for a run. Call inside the run's finishing transaction."""
+    _enqueue(TASK_AFTER_RUN, run_id, name=f"after_run:{run_id}")
+
+
+def compress_thread_enqueue(*, thread_id: str) -> None:
+    _enqueue(TASK_COMPRESS_THREAD, thread_id, name=f"compress:{thread_id}")
+
+
+@dataclass
+class JobReport:
+    run_id: int
+    state: str
+    steps: list[str] = field(default_factory=list)
+    folded_run_ids: list[int] = field(default_factory=list)
+    error: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "run_id": self.run_id,
+            "state": self.state,
+            "steps": self.steps,
+            "folded": self.folded_run_ids,
+            "error": self.error,
+        }
+
+
+def after_run_process(*, run_id: int) -> JobReport:
+    """Do the memory work of one finished run. Idempotent; safe to run twice at once."""
+    from memory.services.archive import run_archive
+    from memory.services.candidates import candidates_extract
+    from memory.services.compression import thread_compress
+    from memory.services.recall import recall_upsert
+
+    claimed = Run.objects.filter(
+        pk=run_id, status__in=(Run.Status.COMPLETED, Run.Status.FAILED)
+    ).update(memory_attempts=F("memory_attempts") + 1)
+    if not claimed:
+        return JobReport(run_id=run_id, state="skipped")
+    run = Run.objects.select_related("agent", "agent__provider", "thread").get(pk=run_id)
+    report = JobReport(run_id=run_id, state="done")
+    faults.checkpoint("job.start")
+    try:
+        recall_upsert(run=run)
+        report.steps.append("recall")
+        if run.thread_id:
+            result = thread_compress(thread_id=run.thread_id, source_run_id=run.pk)
+            report.folded_run_ids = list(result.folded_run_ids)
+            report.steps.append("compress")
+        candidates_extract(run=run)
+        report.steps.append("extract")
+        run_archive(run=run)
+        report.steps.append("archive")
+    except MemoryDeferred as exc:
+        report.state = "failed"
+        report.error = exc.code
+    except Exception:
+        logger.exception("memory job for run %s crashed", run_id)
+        report.state = "failed"
+        report.error = "internal_error"
+    if report.state == "done":
+        Run.objects.filter(pk=run_id).update(memory_state=Run.MemoryState.DONE, memory_error="")
+    else:
+        Run.objects.filter(pk=run_id).update(
+            memory_state=Run.MemoryState.FAILED,
+            memory_error=report.error,
+            memory_enqueued_at=timezone.now(),
+        )
+    return report

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memory.render import EMPTY, Rendered
 from memory.scope import Scope
+
+if TYPE_CHECKING:
+    from agents.models import Run
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,3 +27,7 @@ def recall_render(
 ) -> tuple[Rendered, list[RecallHit]]:
     """The ``[相关历史]`` section. Filled by the recall issue (#6)."""
     return EMPTY, []
+
+
+def recall_upsert(*, run: Run) -> None:
+    """Write the run's recall entry (idempotent on run id). Filled by the recall issue."""

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.db.models import Count, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from memory.models import Thread
 from memory.scope import Scope
@@ -41,7 +42,9 @@ def thread_for_run(*, scope: Scope, thread_id: str | None, first_input: str) -> 
         )
     thread = Thread.objects.filter(pk=thread_id, **scope.filter_kwargs()).first()
     if thread is None:
-        raise ThreadRejected("thread_id does not name one of your conversations with this agent")
+        raise ThreadRejected(
+            _("找不到这个会话：它不存在，或不属于你与这个智能体的对话。")
+        )
     Thread.objects.filter(pk=thread.pk).update(status=Thread.Status.ACTIVE, updated_at=now)
     thread.status = Thread.Status.ACTIVE
     thread.updated_at = now

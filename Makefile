@@ -1,0 +1,58 @@
+# agent-memory — the verbs people expect. `make run` and `make test` work on a fresh clone.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+help:
+	@echo "make run          start the demo (web on http://$(HOST):$(PORT) + memory worker)"
+	@echo "make test         the test suite (SQLite; set DATABASE_URL=postgres://... for PostgreSQL)"
+	@echo "make test-browser the browser tests (headless Chromium), in their own invocation"
+	@echo "make quick        the fast tier only (no real cluster, no browser)"
+	@echo "make lint         ruff + makemigrations --check"
+	@echo "make bench        the benchmarks in benchmarks/"
+
+# The venv is (re)built when pyproject.toml changes; find-python.sh picks Python >= 3.12.
+$(STAMP): pyproject.toml
+	@if [ ! -x $(PY) ]; then \
+		interpreter=$$(scripts/find-python.sh) || exit 1; \
+		echo "creating $(VENV) with $$interpreter"; \
+		"$$interpreter" -m venv $(VENV); \
+	fi
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+migrate: venv
+	$(PY) manage.py migrate --noinput
+
+run: migrate
+	@HOST=$(HOST) PORT=$(PORT) scripts/run.sh
+
+test: venv
+	$(PY) -m pytest -m "not browser"
+
+test-browser: venv
+	$(PY) -m pytest -m browser tests/browser
+
+quick: venv
+	$(PY) -m pytest -m "not slow and not browser"
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(PY) manage.py makemigrations --check --dry-run
+
+bench: venv
+	$(PY) benchmarks/context.py
+	$(PY) benchmarks/jobs.py
+	$(PY) benchmarks/recall.py
+	$(PY) benchmarks/recall_eval.py
+	$(PY) benchmarks/redline.py
+
+.PHONY: help venv migrate run test test-browser quick lint bench

@@ -1,0 +1,186 @@
+"""Throughput and table results of the red-line filter (``memory/redline.py``).
+
+Run: ``.venv/bin/python benchmarks/redline.py [--texts N] [--rounds R] [--seed S]``
+
+1. Generates a realistic mix of teacher chat texts (50–2000 characters, built from
+   ordinary teacher requests, many of them full of scores and exam words that must
+   pass), about 5% of which carry one sensitive item, and measures ``scan`` and
+   ``redact`` in texts/s and MB/s (UTF-8). It also reports how many planted items were
+   caught and how many clean texts were left untouched.
+2. Prints, per category, how many positives of the test tables are caught and how many
+   negatives pass (``tests/memory/test_redline.py::CASES``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from memory.redline import Category, redact, scan
+from tests.memory.test_redline import CASES, luhn_complete, make_id
+
+# Ordinary teacher turns: requests, plans, assistant answers. None is sensitive, and
+# many use scores, ranks and health words the way teachers do.
+CLEAN_SENTENCES = (
+    "帮我出一份八年级数学期中试卷，满分120分，考试时间90分钟。",
+    "选择题每题3分，共10题；填空题每空2分；解答题共5道，每题12分。",
+    "请按照人教版教材第三单元的内容设计一节45分钟的语文课。",
+    "这首诗表达了诗人抑郁的情绪，请分析作者借景抒情的手法。",
+    "生物课要讲解糖尿病的成因和胰岛素的作用，请准备课件大纲。",
+    "设计一节关于预防近视的主题班会，时间40分钟左右。",
+    "请把简答题换成两道开放性题目，难度中等。",
+    "以后出题都用人教版教材，题目不要超出课标范围。",
+    "总分值150分的试卷，选择题占60分，非选择题占90分。",
+    "帮我设计一个成绩单模板，包括姓名、学号和各科成绩几列。",
+    "作文评分标准：内容20分，结构15分，语言15分，满分50分。",
+    "全班平均分是多少不重要，重点是分析错因。",
+    "第3题的答案有误，应该是B而不是C。",
+    "第二单元的重点是一元二次方程的解法和应用。",
+    "请给这篇作文写一段评语，指出优点和不足。",
+    "下周一上午第二节课进行单元测验，范围是第1到第4课。",
+    "心脏的结构与功能这一节，需要配一张示意图。",
+    "请以'癌症'为主题写一篇面向初中生的科普阅读材料。",
+    "如何帮助有阅读困难的学生提高阅读兴趣？请给出五条建议。",
+    "出一道应用题：一辆汽车每小时行驶60千米，3小时行驶多少千米？",
+    "把这套卷子的难度调低一点，基础题占70%。",
+    "体育课上做耐力跑训练，800米分成两组进行。",
+    "英语听力部分共30分，每小题1.5分。",
+    "请列出高考数学全国卷近三年的考点分布。",
+    "下次家长会要讲期末复习安排和寒假作业。",
+    "帮我把这段文言文翻译成现代汉语，并标注重点实词。",
+    "八年级物理第5章讲的是透镜及其应用。",
+    "这道题占10分，学生容易在第二问失分，讲评时要强调。",
+    "化学实验课要提醒学生注意安全，佩戴护目镜。",
+    "请生成10道一元一次方程的练习题，附答案。",
+    "明天的班会主题是心理健康，请准备一个互动游戏。",
+    "我教八年级数学，两个班，每班45人左右。",
+    "历史课讲到辛亥革命，请设计三个课堂提问。",
+    "地理课需要一张中国主要河流的分布图。",
+    "请把第四题改成填空题，分值不变。",
+    "期中考试安排在第10周，请帮我做复习计划。",
+    "阅读理解共4篇，每篇配5道选择题。",
+    "把评分细则改成按步骤给分，每步2分。",
+    "给学生讲讲过敏反应的原理，用生活中的例子。",
+    "帮我查一下二十四节气的由来，做成一页PPT。",
+)
+
+NAMES = ("张三", "李华", "王芳", "刘洋", "陈静", "小明", "赵磊", "孙悦", "周杰", "吴桐")
+SUBJECTS = ("数学", "语文", "英语", "物理", "化学", "生物")
+CONDITIONS = ("哮喘", "癫痫", "多动症", "抑郁症", "糖尿病", "先天性心脏病", "读写障碍")
+
+
+def _sensitive(rng: random.Random) -> tuple[Category, str]:
+    """One sentence carrying exactly one sensitive item."""
+    name, subject = rng.choice(NAMES), rng.choice(SUBJECTS)
+    kind = rng.choice(list(Category))
+    if kind is Category.ID_NUMBER:
+        value = make_id(
+            f"{rng.randint(110000, 829999):06d}",
+            f"{rng.randint(1950, 2015)}{rng.randint(1, 12):02d}{rng.randint(1, 28):02d}",
+            f"{rng.randint(0, 999):03d}",
+        )
+        return kind, f"{name}的身份证号是{value}，报名时要用。"
+    if kind is Category.MOBILE:
+        value = f"1{rng.choice('3456789')}{rng.randint(0, 999_999_999):09d}"
+        return kind, f"{name}家长的电话{value[:3]} {value[3:7]} {value[7:]}，有事联系。"
+    if kind is Category.BANK_CARD:
+        value = luhn_complete(f"6222{rng.randint(0, 10**14 - 1):014d}")
+        return kind, f"补助打到卡号{value}上。"
+    if kind is Category.GRADE:
+        return kind, f"{name}这次期中{subject}考了{rng.randint(20, 100)}分，需要个别辅导。"
+    return kind, f"{name}同学有{rng.choice(CONDITIONS)}，体育课要注意。"
+
+
+@dataclass(frozen=True)
+class Sample:
+    text: str
+    planted: Category | None
+
+
+def generate(count: int, seed: int) -> list[Sample]:
+    """``count`` texts of about 50–2000 characters; about 5% carry one planted item."""
+    rng = random.Random(seed)
+    samples: list[Sample] = []
+    for _ in range(count):
+        target = rng.randint(50, 2000)
+        sentences = [rng.choice(CLEAN_SENTENCES)]
+        while True:
+            nxt = rng.choice(CLEAN_SENTENCES)
+            if sum(map(len, sentences)) + len(nxt) > target:
+                break
+            sentences.append(nxt)
+        planted: Category | None = None
+        if rng.random() < 0.05:
+            planted, sentence = _sensitive(rng)
+            sentences.insert(rng.randrange(len(sentences) + 1), sentence)
+        samples.append(Sample("".join(sentences), planted))
+    return samples
+
+
+def _time(fn: Callable[[str], object], texts: list[str], rounds: int) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for text in texts:
+            fn(text)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def throughput(samples: list[Sample], rounds: int) -> None:
+    texts = [s.text for s in samples]
+    megabytes = sum(len(t.encode()) for t in texts) / 1e6
+    chars = sum(map(len, texts))
+    print(
+        f"corpus: {len(texts)} texts, {chars} chars, {megabytes:.2f} MB (UTF-8), best of {rounds}"
+    )
+    print(f"{'function':<10}{'seconds':>10}{'texts/s':>12}{'MB/s':>10}{'µs/text':>10}")
+    for name, fn in (("scan", scan), ("redact", redact)):
+        seconds = _time(fn, texts, rounds)
+        print(
+            f"{name:<10}{seconds:>10.3f}{len(texts) / seconds:>12.0f}"
+            f"{megabytes / seconds:>10.2f}{seconds / len(texts) * 1e6:>10.0f}"
+        )
+    planted = [s for s in samples if s.planted is not None]
+    caught = sum(s.planted in {h.category for h in scan(s.text)} for s in planted)
+    clean = [s for s in samples if s.planted is None]
+    untouched = sum(not scan(s.text) for s in clean)
+    print(
+        f"planted items caught: {caught}/{len(planted)}; clean texts untouched: "
+        f"{untouched}/{len(clean)}"
+    )
+
+
+def tables() -> None:
+    print(f"\n{'category':<12}{'positives caught':>18}{'negatives passed':>18}")
+    missed: list[str] = []
+    for category in Category:
+        pos = [c for c in CASES if c.category is category and c.blocked]
+        neg = [c for c in CASES if c.category is category and not c.blocked]
+        caught = [c for c in pos if category in {h.category for h in scan(c.text)}]
+        passed = [c for c in neg if category not in {h.category for h in scan(c.text)}]
+        missed += [f"  missed {category}: {c.text!r}" for c in pos if c not in caught]
+        missed += [f"  blocked {category}: {c.text!r}" for c in neg if c not in passed]
+        print(f"{category.value:<12}{len(caught):>10}/{len(pos):<7}{len(passed):>10}/{len(neg):<7}")
+    print("\n".join(missed) if missed else "all table cases as expected")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--texts", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    throughput(generate(args.texts, args.seed), args.rounds)
+    tables()
+
+
+if __name__ == "__main__":
+    main()

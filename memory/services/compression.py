@@ -1,0 +1,161 @@
+"""Rolling compression of a thread (design v2 §2.1; DESIGN.md "Write path").
+
+The runs of a thread that have left the K most recent finished runs and lie past the
+summary cursor are folded, oldest first, into the rolling summary. The LLM call happens
+outside any transaction; the new summary and cursor are then saved with a
+compare-and-set on the cursor that was read. A lost race re-reads and retries, so the
+result never depends on there being a single worker: no run is skipped and none is
+folded twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+from django.db.models import Q
+
+from agents.models import Run
+from agents.tokens import count_tokens, truncate_tokens
+from memory import faults
+from memory.models import MemoryOp, Thread
+from memory.prompts import FoldTurn, compress_messages
+from memory.services.llm import memory_complete
+
+logger = logging.getLogger(__name__)
+
+# Runs folded per LLM call; a long backlog is folded in several calls.
+FOLD_BATCH = 20
+# Lost compare-and-set races before giving up for now (the sweeper comes back).
+MAX_RACES = 5
+
+
+@dataclass(frozen=True, slots=True)
+class CompressResult:
+    folded_run_ids: tuple[int, ...]
+    calls: int
+    races_lost: int
+
+
+def _cursor_q(thread: Thread) -> Q:
+    """Runs strictly after the thread's cursor in (created_at, id) order."""
+    if thread.summary_upto_at is None:
+        return Q()
+    return Q(created_at__gt=thread.summary_upto_at) | Q(
+        created_at=thread.summary_upto_at, pk__gt=thread.summary_upto_run_id or 0
+    )
+
+
+def runs_to_fold(*, thread: Thread, limit: int = FOLD_BATCH) -> list[Run]:
+    """The next runs to fold, oldest first.
+
+    Only finished runs outside the K most recent finished ones qualify, and only the
+    unbroken prefix after the cursor: a run still running stops the batch, so that the
+    cursor can never move past a run that will finish later.
+    """
+    keep = settings.THREAD_RECENT_TURNS
+    window = list(
+        Run.objects.filter(thread_id=thread.pk)
+        .finished()
+        .order_by("-created_at", "-pk")
+        .values_list("created_at", "pk")[:keep]
+    )
+    if len(window) < keep:
+        return []
+    oldest_kept_at, oldest_kept_id = window[-1]
+    before_window = Q(created_at__lt=oldest_kept_at) | Q(
+        created_at=oldest_kept_at, pk__lt=oldest_kept_id
+    )
+    pending = (
+        Run.objects.filter(thread_id=thread.pk)
+        .filter(_cursor_q(thread))
+        .filter(before_window)
+        .order_by("created_at", "pk")
+        .only("pk", "status", "input", "output", "created_at")[:limit]
+    )
+    batch: list[Run] = []
+    for run in pending:
+        if not run.is_finished:
+            break
+        batch.append(run)
+    return batch
+
+
+def _save_if_cursor_unchanged(
+    *,
+    thread: Thread,
+    summary: str,
+    upto_at: datetime,
+    upto_run_id: int,
+) -> bool:
+    current = Thread.objects.filter(pk=thread.pk)
+    if thread.summary_upto_at is None:
+        current = current.filter(summary_upto_at__isnull=True)
+    else:
+        current = current.filter(
+            summary_upto_at=thread.summary_upto_at,
+            summary_upto_run_id=thread.summary_upto_run_id,
+        )
+    return bool(
+        current.update(
+            rolling_summary=summary, summary_upto_at=upto_at, summary_upto_run_id=upto_run_id
+        )
+    )
+
+
+def thread_compress(*, thread_id: str, source_run_id: int | None = None) -> CompressResult:
+    """Fold everything that is due. Idempotent; safe to run concurrently."""
+    from memory.redline import redact
+
+    folded: list[int] = []
+    calls = races = 0
+    max_tokens = settings.MEMORY_SUMMARY_MAX_TOKENS
+    while True:
+        thread = Thread.objects.select_related("agent", "agent__provider").filter(pk=thread_id).first()
+        if thread is None:
+            break
+        batch = runs_to_fold(thread=thread)
+        if not batch:
+            break
+        messages = compress_messages(
+            old_summary=thread.rolling_summary,
+            turns=[
+                FoldTurn(
+                    run_id=run.pk,
+                    user=run.input,
+                    assistant=run.output if run.status == Run.Status.COMPLETED else None,
+                )
+                for run in batch
+            ],
+            max_tokens=max_tokens,
+        )
+        completion = memory_complete(
+            agent=thread.agent,
+            messages=messages,
+            purpose="compress",
+            kind=MemoryOp.Kind.COMPRESS,
+            thread_id=thread.pk,
+            run_id=source_run_id,
+        )
+        calls += 1
+        summary = completion.text.strip()
+        if count_tokens(summary) > max_tokens:
+            # Keep the newest part: the summary is appended to in time order.
+            summary = truncate_tokens(summary, max_tokens, keep="tail")
+        # The code red line, whatever the model did with the prompt's red line.
+        summary = redact(summary).text
+        last = batch[-1]
+        faults.checkpoint("compress.before_commit")
+        if _save_if_cursor_unchanged(
+            thread=thread, summary=summary, upto_at=last.created_at, upto_run_id=last.pk
+        ):
+            faults.checkpoint("compress.after_commit")
+            folded.extend(run.pk for run in batch)
+            continue
+        races += 1
+        logger.info("thread %s: cursor moved under us, re-reading (%d)", thread_id, races)
+        if races >= MAX_RACES:
+            break
+    return CompressResult(folded_run_ids=tuple(folded), calls=calls, races_lost=races)

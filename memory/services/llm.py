@@ -1,0 +1,115 @@
+"""LLM calls made by the memory itself: provider locality and the memory-op ledger.
+
+Design v2 §2.4: memory jobs use the agent's own provider (or its explicit memory
+provider). If that is unreachable they may fall back only to the configured *local*
+provider; a conversation that was only ever sent to a local model is never sent to a
+cloud one. With no usable fallback the job is deferred and retried later.
+Every call, successful or not, is one MemoryOp row (design v2 §5), never run cost.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from agents.models import Agent, Provider
+from agents.providers.base import Completion, Message, ProviderError, Purpose
+from agents.providers.registry import client_for
+from memory import faults
+from memory.models import MemoryOp
+
+logger = logging.getLogger(__name__)
+
+
+class MemoryDeferred(Exception):
+    """No allowed provider could do the memory work now; retry later."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def memory_fallback_provider(*, exclude_id: int) -> Provider | None:
+    """The configured local fallback (the model constraint keeps it local)."""
+    return (
+        Provider.objects.filter(is_memory_fallback=True, locality=Provider.Locality.LOCAL)
+        .exclude(pk=exclude_id)
+        .first()
+    )
+
+
+def _record(
+    *,
+    agent: Agent,
+    kind: str,
+    provider: Provider,
+    thread_id: str | None,
+    run_id: int | None,
+    completion: Completion | None,
+    error_code: str = "",
+) -> MemoryOp:
+    input_tokens = completion.input_tokens if completion else 0
+    output_tokens = completion.output_tokens if completion else 0
+    return MemoryOp.objects.create(
+        tenant_id=agent.tenant_id,
+        agent=agent,
+        thread_id=thread_id,
+        run_id=run_id,
+        kind=kind,
+        provider=provider,
+        provider_name=provider.name,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost=provider.cost_of(input_tokens=input_tokens, output_tokens=output_tokens),
+        success=completion is not None,
+        error_code=error_code,
+    )
+
+
+def memory_complete(
+    *,
+    agent: Agent,
+    messages: list[Message],
+    purpose: Purpose,
+    kind: str,
+    thread_id: str | None,
+    run_id: int | None,
+) -> Completion:
+    """One memory LLM call with locality-safe fallback. Never call inside a transaction."""
+    primary = agent.effective_memory_provider
+    candidates = [primary]
+    fallback = memory_fallback_provider(exclude_id=primary.pk)
+    if fallback is not None:
+        candidates.append(fallback)
+    last_code = "provider_unreachable"
+    for provider in candidates:
+        faults.checkpoint(f"{kind}.before_llm")
+        try:
+            completion = client_for(provider).complete(messages, purpose=purpose)
+        except ProviderError as exc:
+            _record(
+                agent=agent,
+                kind=kind,
+                provider=provider,
+                thread_id=thread_id,
+                run_id=run_id,
+                completion=None,
+                error_code=exc.code,
+            )
+            logger.warning("memory %s via %s failed: %s", kind, provider.name, exc.code)
+            last_code = exc.code
+            if not exc.retryable:
+                # A rejected key or a malformed answer is not cured by another model
+                # of a different vendor; wait for an operator or a retry.
+                break
+            continue
+        faults.checkpoint(f"{kind}.after_llm")
+        _record(
+            agent=agent,
+            kind=kind,
+            provider=provider,
+            thread_id=thread_id,
+            run_id=run_id,
+            completion=completion,
+        )
+        return completion
+    raise MemoryDeferred(last_code)

@@ -1,0 +1,125 @@
+"""The sweeper: restart recovery for the memory pipeline (DESIGN.md "Write path").
+
+Run as ``manage.py memory_sweep`` and on a django-q2 schedule. Each re-enqueue is
+claimed with a compare-and-set on the row's enqueue time, so two sweeps at once, or one
+sweep twice, never enqueue the same work twice; a second sweep right after a first one
+changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from agents.models import Run
+from memory.models import Thread
+
+# Threads examined for a lagging cursor per sweep, most recently active first.
+THREAD_SCAN_LIMIT = 500
+THREAD_SCAN_DAYS = 14
+
+
+@dataclass(frozen=True, slots=True)
+class SweepReport:
+    stale_runs_failed: int
+    runs_reenqueued: int
+    threads_reenqueued: int
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def _fail_stale_runs(*, now: datetime) -> int:
+    from agents.services import ERROR_STALE, run_finish
+
+    cutoff = now - timedelta(seconds=settings.RUN_STALE_AFTER_SECONDS)
+    stale = Run.objects.filter(status=Run.Status.RUNNING, started_at__lt=cutoff).select_related(
+        "agent", "agent__provider"
+    )
+    failed = 0
+    for run in stale:
+        settled = run_finish(run=run, error_code=ERROR_STALE)
+        # run_finish only settles a run that is still running (conditional update).
+        if settled.error_code == ERROR_STALE and settled.finished_at and settled.finished_at >= now:
+            failed += 1
+    return failed
+
+
+def _reenqueue_runs(*, now: datetime, stale_after: timedelta) -> int:
+    from memory.services.jobs import after_run_enqueue
+
+    cutoff = now - stale_after
+    due = (
+        Run.objects.filter(
+            status__in=(Run.Status.COMPLETED, Run.Status.FAILED),
+            memory_state__in=(Run.MemoryState.PENDING, Run.MemoryState.FAILED),
+            memory_attempts__lt=settings.MEMORY_JOB_MAX_ATTEMPTS,
+        )
+        .filter(Q(memory_enqueued_at__lt=cutoff) | Q(memory_enqueued_at__isnull=True))
+        .order_by("finished_at", "pk")
+        .values_list("pk", "memory_enqueued_at")
+    )
+    count = 0
+    for run_id, enqueued_at in due:
+        with transaction.atomic():
+            claim = Run.objects.filter(pk=run_id)
+            claim = (
+                claim.filter(memory_enqueued_at=enqueued_at)
+                if enqueued_at
+                else claim.filter(memory_enqueued_at__isnull=True)
+            )
+            if claim.update(memory_enqueued_at=now, memory_state=Run.MemoryState.PENDING):
+                after_run_enqueue(run_id=run_id)
+                count += 1
+    return count
+
+
+def _reenqueue_threads(*, now: datetime, stale_after: timedelta) -> int:
+    from memory.services.compression import runs_to_fold
+    from memory.services.jobs import compress_thread_enqueue
+
+    cutoff = now - stale_after
+    busy = Run.objects.filter(
+        memory_state__in=(Run.MemoryState.PENDING, Run.MemoryState.NONE)
+    ).values("thread_id")
+    threads = (
+        Thread.objects.filter(updated_at__gte=now - timedelta(days=THREAD_SCAN_DAYS))
+        .filter(Q(summary_upto_at__isnull=True) | Q(updated_at__gt=F("summary_upto_at")))
+        .filter(Q(compress_enqueued_at__lt=cutoff) | Q(compress_enqueued_at__isnull=True))
+        .exclude(pk__in=busy)
+        .order_by("-updated_at")[:THREAD_SCAN_LIMIT]
+    )
+    count = 0
+    for thread in threads:
+        if not runs_to_fold(thread=thread, limit=1):
+            continue
+        with transaction.atomic():
+            claim = Thread.objects.filter(pk=thread.pk)
+            claim = (
+                claim.filter(compress_enqueued_at=thread.compress_enqueued_at)
+                if thread.compress_enqueued_at
+                else claim.filter(compress_enqueued_at__isnull=True)
+            )
+            if claim.update(compress_enqueued_at=now):
+                compress_thread_enqueue(thread_id=thread.pk)
+                count += 1
+    return count
+
+
+def memory_sweep(*, now: datetime | None = None, stale_after_seconds: int | None = None) -> SweepReport:
+    """Fail abandoned runs, re-enqueue unfinished memory work and lagging threads."""
+    now = now or timezone.now()
+    stale_after = timedelta(
+        seconds=settings.MEMORY_JOB_STALE_AFTER_SECONDS
+        if stale_after_seconds is None
+        else stale_after_seconds
+    )
+    failed = _fail_stale_runs(now=now)
+    runs = _reenqueue_runs(now=now, stale_after=stale_after)
+    threads = _reenqueue_threads(now=now, stale_after=stale_after)
+    return SweepReport(stale_runs_failed=failed, runs_reenqueued=runs, threads_reenqueued=threads)

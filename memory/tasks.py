@@ -1,0 +1,24 @@
+"""django-q2 task entry points: take ids, call one service, return a small dict."""
+
+from __future__ import annotations
+
+from memory.services.compression import thread_compress
+from memory.services.jobs import after_run_process
+from memory.services.llm import MemoryDeferred
+from memory.services.sweeper import memory_sweep
+
+
+def after_run(run_id: int) -> dict[str, object]:
+    return after_run_process(run_id=run_id).as_dict()
+
+
+def compress_thread(thread_id: str) -> dict[str, object]:
+    try:
+        result = thread_compress(thread_id=thread_id)
+    except MemoryDeferred as exc:
+        return {"thread_id": thread_id, "deferred": exc.code}
+    return {"thread_id": thread_id, "folded": list(result.folded_run_ids), "calls": result.calls}
+
+
+def sweep() -> dict[str, int]:
+    return memory_sweep().as_dict()

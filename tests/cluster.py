@@ -1,0 +1,160 @@
+"""Real django-q2 clusters and driver processes for the queue tests.
+
+The test process runs on config.settings_test (sync mode); everything here starts
+separate processes on config.settings with Q_SYNC=0, sharing the test database.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_database_url() -> str:
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    user = db.get("USER") or ""
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    auth = f"{user}{password}@" if user else ""
+    host = db.get("HOST") or "127.0.0.1"
+    port = f":{db['PORT']}" if db.get("PORT") else ""
+    return f"postgres://{auth}{host}{port}/{db['NAME']}"
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_URL": test_database_url(),
+            "Q_SYNC": "0",
+            # Short task timeout so a killed task would be redelivered soon; retry is
+            # derived from it in settings and stays above (queue_limit + 2) x timeout.
+            "Q_TIMEOUT": "10",
+            "Q_QUEUE_LIMIT": "2",
+            "OFFLINE_STREAM_DELAY": "0",
+            "LOG_LEVEL": "WARNING",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    env.update(extra)
+    return env
+
+
+class Cluster:
+    """A ``manage.py qcluster`` process group."""
+
+    def __init__(self, log_path: Path, **env: str) -> None:
+        self.log_path = log_path
+        self.env = child_env(**env)
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Cluster:
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "manage.py", "qcluster"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL the whole group: sentinel, pusher, worker and monitor die at once."""
+        if self.process is None:
+            return
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait(timeout=10)
+        self.process = None
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        try:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(timeout=15)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            self.kill()
+        self.process = None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+def drive(*, agent_id: int, owner_id: int, count: int, thread_id: str | None = None,
+          new_thread: bool = False, prefix: str = "消息", env: dict[str, str] | None = None
+          ) -> subprocess.Popen[bytes]:
+    args = [sys.executable, "-m", "tests.cluster_driver", "--agent", str(agent_id),
+            "--owner", str(owner_id), "--count", str(count), "--prefix", prefix]
+    if thread_id:
+        args += ["--thread", thread_id]
+    if new_thread:
+        args.append("--new-thread")
+    return subprocess.Popen(
+        args, cwd=ROOT, env=child_env(**(env or {})), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def finish(process: subprocess.Popen[bytes], timeout: float = 300) -> dict[str, Any]:
+    out, err = process.communicate(timeout=timeout)
+    if process.returncode != 0:
+        raise AssertionError(f"driver failed ({process.returncode}): {err.decode()[-3000:]}")
+    assert b"database is locked" not in err, err.decode()[-3000:]
+    return json.loads(out)
+
+
+def manage(*args: str, **env: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=child_env(**env),
+        capture_output=True, timeout=120, check=False,
+    )
+    if result.returncode != 0:
+        raise AssertionError(result.stderr.decode()[-3000:])
+    return result.stdout.decode()
+
+
+def manage_async(*args: str, **env: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=child_env(**env),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+
+
+def finish_manage(process: subprocess.Popen[bytes], timeout: float = 120) -> str:
+    out, err = process.communicate(timeout=timeout)
+    if process.returncode != 0:
+        raise AssertionError(err.decode()[-3000:])
+    return out.decode()
+
+
+def wait_until(predicate: Callable[[], bool], *, timeout: float, what: str,
+               interval: float = 0.2) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def q_retry_seconds() -> int:
+    return int(settings.Q_CLUSTER["retry"])

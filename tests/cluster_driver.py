@@ -1,0 +1,53 @@
+"""A separate process that finishes runs, for the real-cluster tests.
+
+    python -m tests.cluster_driver --agent 1 --owner 2 --count 10 [--thread th_x | --new-thread]
+
+Runs on config.settings (django-q2 *not* in sync mode), so every finished run enqueues
+its memory job into the ORM broker for a real qcluster to take. Prints the run ids as
+JSON. The database comes from DATABASE_URL, as for the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--agent", type=int, required=True)
+    parser.add_argument("--owner", type=int, required=True)
+    parser.add_argument("--count", type=int, default=1)
+    parser.add_argument("--thread", default=None)
+    parser.add_argument("--new-thread", action="store_true", help="one new thread, then reuse it")
+    parser.add_argument("--prefix", default="消息")
+    args = parser.parse_args()
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from agents.models import Agent
+    from agents.services import run_execute, run_start
+
+    agent = Agent.objects.select_related("provider").get(pk=args.agent)
+    thread_id = args.thread
+    ids = []
+    for index in range(args.count):
+        run = run_start(
+            agent=agent,
+            owner_id=args.owner,
+            user_input=f"{args.prefix} {index}：出一份数据结构小测验",
+            thread_id=thread_id,
+        )
+        run = run_execute(run=run)
+        if args.new_thread and thread_id is None:
+            thread_id = run.thread_id
+        ids.append(run.pk)
+    json.dump({"run_ids": ids, "thread_id": thread_id}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

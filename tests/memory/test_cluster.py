@@ -1,0 +1,193 @@
+"""The memory pipeline with a real qcluster process (file SQLite or PostgreSQL).
+
+Runs are finished by separate driver processes running the server's settings, so each
+job travels through the ORM broker to the cluster exactly as in production.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+from django_q.models import OrmQ
+
+from agents.models import Run
+from memory.models import Thread
+from tests.cluster import (
+    Cluster,
+    drive,
+    finish,
+    finish_manage,
+    manage,
+    manage_async,
+    wait_until,
+)
+from tests.factories import Teacher, make_teacher
+
+pytestmark = [pytest.mark.slow, pytest.mark.cluster, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def school(transactional_db: None) -> Teacher:
+    return make_teacher(tenant_name="集群学校", username="q")
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    started = Cluster(tmp_path / "qcluster.log").start()
+    yield started
+    started.stop()
+
+
+def markers(summary: str) -> list[int]:
+    return [int(m) for m in re.findall(r"#(\d+)", summary)]
+
+
+def expected_folded(thread_id: str, keep: int = 2) -> list[int]:
+    finished = list(
+        Run.objects.filter(thread_id=thread_id).finished().order_by("created_at", "pk")
+        .values_list("pk", flat=True)
+    )
+    return finished[:-keep] if len(finished) > keep else []
+
+
+def all_done() -> bool:
+    return not Run.objects.exclude(memory_state=Run.MemoryState.DONE).exists()
+
+
+def assert_threads_exact(thread_ids: list[str]) -> None:
+    for thread_id in thread_ids:
+        thread = Thread.objects.get(pk=thread_id)
+        want = expected_folded(thread_id)
+        assert markers(thread.rolling_summary) == want, thread_id
+        if want:
+            assert thread.summary_upto_run_id == want[-1]
+
+
+def caught_up(thread_ids: list[str]) -> bool:
+    return all(
+        markers(Thread.objects.get(pk=t).rolling_summary) == expected_folded(t)
+        for t in thread_ids
+    )
+
+
+def test_two_threads_from_four_processes_fold_every_run_once_in_order(
+    school: Teacher, cluster: Cluster
+) -> None:
+    agent, owner = school.agent.pk, school.user.pk
+    seeds = [finish(drive(agent_id=agent, owner_id=owner, count=1, new_thread=True)) for _ in range(2)]
+    threads = [str(seed["thread_id"]) for seed in seeds]
+    # Four processes, two per thread, 19 more runs per thread (20 with the seed).
+    procs = [
+        drive(agent_id=agent, owner_id=owner, count=count, thread_id=thread, prefix=f"p{i}")
+        for i, (thread, count) in enumerate(
+            [(threads[0], 10), (threads[0], 9), (threads[1], 10), (threads[1], 9)]
+        )
+    ]
+    for proc in procs:
+        finish(proc)
+    assert Run.objects.count() == 40
+    wait_until(lambda: all_done() and caught_up(threads), timeout=180, what="jobs to finish")
+    assert_threads_exact(threads)
+    assert "database is locked" not in cluster.log()
+
+
+FAULT_POINTS = [
+    "compress.before_llm",
+    "compress.after_llm",
+    "compress.before_commit",
+    "compress.after_commit",
+    "job.start",
+]
+
+
+def _kill_trial(school: Teacher, tmp_path: Path, point: str, trial: int) -> None:
+    faults = tmp_path / f"faults-{trial}"
+    faults.mkdir()
+    cluster = Cluster(tmp_path / f"qcluster-{trial}.log", MEMORY_FAULT_DIR=str(faults))
+    agent, owner = school.agent.pk, school.user.pk
+    # Three runs with the cluster down: their jobs wait in the queue.
+    seed = finish(drive(agent_id=agent, owner_id=owner, count=3, new_thread=True))
+    thread_id = str(seed["thread_id"])
+    (faults / f"{point}.pause").touch()
+    cluster.start()
+    try:
+        finish(drive(agent_id=agent, owner_id=owner, count=2, thread_id=thread_id))
+        wait_until(lambda: (faults / f"{point}.reached").exists(), timeout=60, what=point)
+        cluster.kill()
+        (faults / f"{point}.pause").unlink()
+        # Restart recovery: a new cluster and one sweep; the killed job's queue row is
+        # also redelivered later by django-q2 (at least once): both must be harmless.
+        cluster.start()
+        manage("memory_sweep", "--stale-after", "0")
+        wait_until(
+            lambda: all_done() and caught_up([thread_id]), timeout=90, what="recovery"
+        )
+        assert_threads_exact([thread_id])
+    finally:
+        cluster.stop()
+
+
+@pytest.mark.parametrize("trial", range(5))
+def test_sigkill_at_fault_points_never_skips_or_double_counts(
+    school: Teacher, tmp_path: Path, trial: int
+) -> None:
+    _kill_trial(school, tmp_path, FAULT_POINTS[trial % len(FAULT_POINTS)], trial)
+
+
+@pytest.mark.parametrize("trial", range(5, 15))
+@pytest.mark.slow_extra
+def test_sigkill_more_trials(school: Teacher, tmp_path: Path, trial: int) -> None:
+    _kill_trial(school, tmp_path, FAULT_POINTS[trial % len(FAULT_POINTS)], trial)
+
+
+def test_eight_processes_fifty_runs_each_lose_no_job(school: Teacher, cluster: Cluster) -> None:
+    agent, owner = school.agent.pk, school.user.pk
+    procs = [
+        drive(agent_id=agent, owner_id=owner, count=50, new_thread=True, prefix=f"w{i}")
+        for i in range(8)
+    ]
+    results = [finish(proc, timeout=600) for proc in procs]
+    assert Run.objects.count() == 400
+    threads = [str(r["thread_id"]) for r in results]
+    wait_until(lambda: all_done() and caught_up(threads), timeout=600, what="400 jobs")
+    assert Run.objects.filter(memory_state="done").count() == 400
+    assert_threads_exact(threads)
+    assert "database is locked" not in cluster.log()
+
+
+def test_restart_with_pending_work_on_fifty_threads(school: Teacher, tmp_path: Path) -> None:
+    agent, owner = school.agent.pk, school.user.pk
+    # With no cluster running, 50 threads get 3 runs each. Then the server "restarts"
+    # an hour later with the queue lost (a flushed broker): the work is pending but
+    # nothing will deliver it.
+    procs = [
+        drive(agent_id=agent, owner_id=owner, count=3, new_thread=True, prefix=f"t{i}")
+        for i in range(50)
+    ]
+    threads = [str(finish(proc)["thread_id"]) for proc in procs]
+    OrmQ.objects.all().delete()
+    Run.objects.update(memory_enqueued_at=timezone.now() - timedelta(hours=1))
+    assert Run.objects.exclude(memory_state="done").count() == 150
+
+    # Two sweeps at the same moment claim each run once between them.
+    sweeps = [manage_async("memory_sweep") for _ in range(2)]
+    reports = [json.loads(finish_manage(sweep)) for sweep in sweeps]
+    assert sum(r["runs_reenqueued"] for r in reports) == 150
+    assert sum(r["threads_reenqueued"] for r in reports) == 0  # their runs carry the work
+    assert OrmQ.objects.count() == 150
+    again = json.loads(manage("memory_sweep"))
+    assert again == {"stale_runs_failed": 0, "runs_reenqueued": 0, "threads_reenqueued": 0}
+    assert OrmQ.objects.count() == 150
+
+    cluster = Cluster(tmp_path / "qcluster.log").start()
+    try:
+        wait_until(lambda: all_done() and caught_up(threads), timeout=300, what="recovery")
+    finally:
+        cluster.stop()
+    assert_threads_exact(threads)
