@@ -119,3 +119,109 @@ class MemoryOp(models.Model):
             models.Index(fields=["agent", "created_at"], name="memop_agent"),
             models.Index(fields=["tenant", "created_at"], name="memop_tenant"),
         ]
+
+
+class ScopedQuerySet(models.QuerySet):  # type: ignore[type-arg]
+    def for_scope(self, *, tenant_id: int, agent_id: int, owner_id: int) -> ScopedQuerySet:
+        return self.filter(tenant_id=tenant_id, agent_id=agent_id, owner_id=owner_id)
+
+
+class CoreFact(models.Model):
+    """A long-term fact the teacher confirmed (L2). Only a person creates one."""
+
+    tenant = models.ForeignKey("agents.Tenant", on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="core_facts")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="core_facts"
+    )
+    text = models.CharField(_("事实"), max_length=300)
+    source_run = models.ForeignKey(
+        "agents.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    confirmed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    confirmed_at = models.DateTimeField(_("确认时间"), default=timezone.now)
+    # Touched whenever the fact is injected; the least recently used is evicted first.
+    last_used_at = models.DateTimeField(_("最近使用"), null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ScopedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("核心记忆")
+        verbose_name_plural = _("核心记忆")
+        indexes = [models.Index(fields=["tenant", "agent", "owner"], name="fact_scope")]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class CoreCandidate(models.Model):
+    """A fact the system proposes; pending until a person confirms or deletes it."""
+
+    tenant = models.ForeignKey("agents.Tenant", on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.CASCADE, related_name="core_candidates"
+    )
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="core_candidates"
+    )
+    fact = models.CharField(_("候选事实"), max_length=300)
+    # Normalised text: equal keys in one scope are the same candidate (merged).
+    fact_key = models.CharField(max_length=300, editable=False)
+    confidence = models.FloatField(_("置信度"), default=0.5)
+    evidence = models.CharField(_("原话依据"), max_length=500)
+    source_run = models.ForeignKey(
+        "agents.Run", on_delete=models.CASCADE, related_name="core_candidates"
+    )
+    seen_count = models.PositiveIntegerField(_("提及次数"), default=1)
+    created_at = models.DateTimeField(_("提出时间"), default=timezone.now)
+
+    objects = ScopedQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("待确认记忆")
+        verbose_name_plural = _("待确认记忆")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "agent", "owner", "fact_key"], name="candidate_unique_fact"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "agent", "owner", "-confidence"], name="cand_scope"),
+        ]
+
+    def __str__(self) -> str:
+        return self.fact
+
+
+class RedlineAudit(models.Model):
+    """How many spans the red line blocked, by category and scope. Never the text."""
+
+    class Source(models.TextChoices):
+        CANDIDATE = "candidate", _("候选事实")
+        FACT = "fact", _("确认/编辑事实")
+        SUMMARY = "summary", _("滚动摘要")
+        RECALL = "recall", _("情景记忆条目")
+        INJECTION = "injection", _("注入时复查")
+
+    tenant = models.ForeignKey("agents.Tenant", on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="+")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, related_name="+"
+    )
+    category = models.CharField(_("类别"), max_length=16)
+    source = models.CharField(_("环节"), max_length=16, choices=Source.choices)
+    day = models.DateField(_("日期"))
+    count = models.PositiveIntegerField(_("拦截次数"), default=0)
+
+    class Meta:
+        verbose_name = _("红线拦截统计")
+        verbose_name_plural = _("红线拦截统计")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "agent", "owner", "category", "source", "day"],
+                name="redline_audit_unique",
+            ),
+        ]

@@ -426,7 +426,7 @@ _LATIN_WEIGHT: Final = 0.34
 
 
 def _weight(ch: str) -> float:
-    return _LATIN_WEIGHT if ch == " " or "a" <= ch.lower() <= "z" else 1.0
+    return _LATIN_WEIGHT if ch == " " or "a" <= ch <= "z" or "A" <= ch <= "Z" else 1.0
 
 
 def _back(text: str, pos: int, lo: int, reach: float = _REACH) -> int:
@@ -480,6 +480,7 @@ class _Doc:
 
 
 def _bounds(delims: list[int], pos: int, length: int) -> tuple[int, int]:
+    """[start, end) between the delimiters around ``pos`` (sorted delimiter offsets)."""
     k = bisect_left(delims, pos)
     if k < len(delims) and delims[k] == pos:
         # pos is itself a delimiter (an item never starts on one); treat it as inside.
@@ -517,7 +518,7 @@ _NAME_AFTER: Final = frozenset("和与跟给让对把叫被像及、同")
 _NOT_GIVEN: Final = frozenset(
     "的了是在有和与个些种这那我你他她它们上下都也就还要会能说让把被给对向从到及或而但题考"
     "试课卷级年期次时分数师校班节第每本该此其所之为以于可将已很更最太又再才只仅共总满得着"
-    "过吗呢吧啊么什怎如何多少几人天月日周末号岁点道篇份张门科河上马法面程务然于绩单表"
+    "过吗呢吧啊么什怎如何多少几人天月日周末号岁点道篇份张门科河马法面程务然绩单表"
     "测验结组姨中州市省县区镇村"
 )
 _NAME_STOP: Final = frozenset(
@@ -610,7 +611,7 @@ def _specific_person(text: str, pos: int, endpos: int, *, self_counts: bool) -> 
 # --------------------------------------------------------------------------------------
 
 _SUBJECT_RE: Final = re.compile(
-    r"语文|数学|英语|物理|化学|生物|历史|地理|政治|道德与法治|道法|科学|信息技术|体育|音乐|美术"
+    r"语文|数学|英语|物理|化学|生物|历史|地理|政治|道德与法治|道法|科学|信息技术|体育|音乐|美术|绩点"
     r"|总分|期中|期末|月考|周考|周测|模拟考|一模|二模|三模|中考|高考|会考|学考|考试|测验|测试"
     r"|单元测|小测|随堂测|听写|默写|作文|成绩|分数|考核|竞赛"
     + "|"
@@ -652,7 +653,7 @@ _GRADE_ITEMS: Final[tuple[tuple[re.Pattern[str], _Kind, bool], ...]] = (
     ),
     (
         re.compile(
-            rf"(?:得分|分数|成绩|总分|{_en('score', 'scored', 'scores')})"
+            rf"(?:得分|分数|成绩|总分|绩点|{_en('score', 'scored', 'scores', 'gpa')})"
             r"\s*(?:是|为|:|of|is|was)?\s*"
             r"[0-9]+(?:\.[0-9]+)?(?![0-9.]|\s*(?:分|%|人|名|题|道|个|门|次|年|月|日|号|页|课|章|节"
             r"|届|级|班|天|周|小时))"
@@ -679,14 +680,15 @@ _GRADE_ITEMS: Final[tuple[tuple[re.Pattern[str], _Kind, bool], ...]] = (
             r"(?:等级|评级|等第|成绩|得了|拿了|考了|得到|评为|获评|获得|"
             + _en("grade", "graded", "grades", "got")
             + r")\s*"
-            r"(?:是|为|:|of|is|was|an?)?\s*[A-F][+-]?(?![A-Za-z0-9])"
+            r"[\u4e00-\u9fff]{0,3}?(?:是|为|:|of|is|was|an?)?\s*[A-F][+-]?(?![A-Za-z0-9])"
         ),
         _Kind.SCORE,
         False,
     ),
     (
         re.compile(
-            rf"(?:考了|得了|拿了|考到|考得|考|只有|才|仅)\s*{_CN_NUM}{{1,5}}多?\s*分(?![钟之])"
+            rf"(?:考了|得了|拿了|考到|考得|考|只有|才|仅)\s*(?:{_CN_NUM}{{1,5}}多?\s*分(?![钟之])"
+            r"|满分)"
         ),
         _Kind.SCORE,
         False,
@@ -721,9 +723,12 @@ _GRADE_ITEMS: Final[tuple[tuple[re.Pattern[str], _Kind, bool], ...]] = (
     ),
 )
 
-# A score right after these describes the paper, not a result: 满分100分, 每小题3分, 占10分.
+# A score right after these describes the paper, not a result: 满分100分, 每小题3分, 占10分
+# (but 考了满分100分 is a result).
 _SPEC_PREFIX_RE: Final = re.compile(
-    r"(?:满分|总分值|分值|每(?:个?小题|小问|道题?|题|空|问|个|项|处|格|一题|一问|部分)|本题|该题|此题|这题|本大题|本小题|这道题|小题|大题"
+    r"(?:(?<!考了)(?<!得了)(?<!拿了)(?<!考到)(?<![考得拿])满分|总分值|分值"
+    r"|每(?:个?小题|小问|道题?|题|空|问|个|项|处|格|一题|一问|部分)"
+    r"|本题|该题|此题|这题|本大题|本小题|这道题|小题|大题"
     r"|共|占|计|合计|总计|一共|及格线|及格|分数线|录取线|试卷|卷面|全卷|本卷|卷子|整卷|题目)"
     r"(?:的)?(?:总分|满分)?\s*(?:为|是|:|有|了|约|达)?\s*$"
 )
@@ -736,6 +741,7 @@ _RESULT_RE: Final = re.compile(
     r"|排名|排在|名列|位列|只考|才考|仅考|" + _en("scored", "got", "received", "earned", "ranked")
 )
 _RESULT_TAIL_RE: Final = re.compile(r"[考才只仅]\s*$")
+_EXAM_VERB_TAIL_RE: Final = re.compile(r"考[了到得出]?\s*$")
 _TEMPLATE_AFTER_RE: Final = re.compile(r"^.{0,4}?(?:模板|模版|格式|样式|样板|表头|设计|制作|怎么)")
 
 
@@ -773,7 +779,7 @@ def _grade_has_context(doc: _Doc, item: _Item, lo: int, hi: int) -> bool:
     if item.kind is _Kind.RANK_SELF:
         return _grade_person(text, _back(text, item.start, lo), _ahead(text, item.end, hi))
     # 考了 58 分: the verb itself says it is an exam result.
-    return bool(re.search(r"考[了到得出]?\s*$", text[max(lo, item.start - 4) : item.start]))
+    return bool(_EXAM_VERB_TAIL_RE.search(text, max(lo, item.start - 4), item.start))
 
 
 def _grade_person(text: str, pos: int, endpos: int) -> bool:
@@ -839,7 +845,8 @@ _HEALTH_TERMS: Final = _words(
     "阅读障碍 学习障碍 听力障碍 视力障碍 弱视 近视 色盲 色弱 口吃 自残 自伤 "
     "自杀倾向 自杀念头 轻生 心理疾病 精神疾病 精神病 心理问题 住院 服药 吃药 "
     "心理咨询 心理治疗 诊断 确诊 病假 骨折 化疗 手术 失眠 肾病 红斑狼疮 "
-    "心理创伤 创伤后应激 "
+    "心理创伤 创伤后应激 高血压 高血糖 低血糖 心肌炎 心律不齐 肾炎 甲亢 甲减 "
+    "脊柱侧弯 偏头痛 鼻炎 湿疹 降压药 胰岛素 安眠药 抗抑郁药 精神类药物 "
 )
 _HEALTH_EN_TERMS: Final = _words(
     "adhd hiv ocd ptsd autism autistic epilepsy asthma diabetes cancer leukemia depression"
@@ -890,6 +897,7 @@ _DIRECT_OWNER_RE: Final = re.compile(
     r"(?:的|有|也有|还有|患|一直有|从小有|有点|有些|最近有点|最近|一直|经常|总是|因|因为)?\s*$"
 )
 _HEALTH_EDU_SENSE: Final = frozenset({"诊断", "确诊"})
+_HAS_BEFORE_RE: Final = re.compile(r"(?:有|患|得了|查出)\s*$")
 _NOT_OWNED_RE: Final = re.compile(
     r"不想|不要|避免|防止|以免|如果|假如|假设|万一|宣扬|鼓励|劝|预防|防范|"
     + _en("avoid", "prevent", "if")
@@ -923,6 +931,11 @@ def _health_owned(doc: _Doc, term: str, start: int, end: int, lo: int, hi: int) 
         return False
     if _specific_person(text, before_lo, start, self_counts=True) or _specific_person(
         text, end, after_hi, self_counts=True
+    ):
+        return True
+    # 他身高170，体重偏胖，有高血压: the subject of the sentence, further away, still owns it.
+    if _HAS_BEFORE_RE.search(text, max(c_lo, start - 4), start) and _specific_person(
+        text, lo, start, self_counts=True
     ):
         return True
     # 学生/孩子 alone is weaker: any topic word in the sentence makes it general.

@@ -33,7 +33,6 @@ import re
 import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
-from itertools import accumulate
 
 __all__ = [
     "MARKER_RULES",
@@ -55,7 +54,7 @@ PLACEHOLDER_INSTRUCTION = "〔疑似指令已过滤〕"
 # Reported when invisible characters were removed.
 RULE_INVISIBLE = "invisible_chars"
 
-_MAX_PASSES = 8
+_MAX_PASSES = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +71,9 @@ class SanitizeResult:
 
 # Every Cf (format) character of Unicode 15 (a test checks this against unicodedata),
 # plus the whole tag block, the combining grapheme joiner, variation selectors and the
-# Hangul fillers, which render as nothing (or blank) and can split a keyword. Cf
-# characters added by later Unicode versions are caught by category at run time.
+# Hangul fillers, which render as nothing (or blank) and can split a keyword. A Cf
+# character added by a later Unicode version is still left out of the detection view;
+# the tests flag it so that it is added here.
 _INVISIBLE_RE = re.compile(
     "["
     "\u00ad\u034f\u061c\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2"
@@ -86,25 +86,29 @@ _INVISIBLE_RE = re.compile(
 )
 _LINE_END_RE = re.compile("\r\n?|[\u0085\u2028\u2029]")
 
+_LINE_END_CHARS = "\r\u0085\u2028\u2029"
+
 _VIEW_CACHE: dict[str, str] = {}
 _VIEW_CACHE_LIMIT = 1 << 16
 # str.lower() keeps the length of every character but this one (İ -> i̇).
 _LOWER_EXPANDING = "\u0130"
-
-
-def _is_invisible(ch: str) -> bool:
-    return _INVISIBLE_RE.fullmatch(ch) is not None or unicodedata.category(ch) == "Cf"
+# Characters that NFKC, lower-casing and invisible-stripping all leave unchanged (a
+# test checks every one): ASCII but A-Z, common punctuation, CJK ideographs. The view
+# only needs to look up the others.
+_VIEW_STABLE = (
+    "\x00-\x40\x5b-\x7f\u00ab\u00b7\u00bb\u2010\u2012-\u2016\u2018-\u2023\u2027"
+    "\u2030-\u2032\u2039\u203a\u3001-\u3035\u3037\u303b-\u303f\u3400-\u4dbf\u4e00-\u9fff"
+)
+_VIEW_UNSTABLE_RE = re.compile(f"[^{_VIEW_STABLE}]")
 
 
 def _clean(text: str) -> tuple[str, bool]:
     """Drop invisible characters and unify line endings. Returns (text, removed)."""
     stripped = _INVISIBLE_RE.sub("", text)
-    if not stripped.isascii():
-        extra = {ord(ch): None for ch in set(stripped) if unicodedata.category(ch) == "Cf"}
-        if extra:
-            stripped = stripped.translate(extra)
     removed = len(stripped) != len(text)
-    return _LINE_END_RE.sub("\n", stripped), removed
+    if any(ch in stripped for ch in _LINE_END_CHARS):
+        stripped = _LINE_END_RE.sub("\n", stripped)
+    return stripped, removed
 
 
 def _char_view(ch: str) -> str:
@@ -112,7 +116,8 @@ def _char_view(ch: str) -> str:
     view = _VIEW_CACHE.get(ch)
     if view is None:
         nfkc = unicodedata.normalize("NFKC", ch)
-        view = "".join(c for c in nfkc if not _is_invisible(c))
+        view = "".join(c for c in nfkc if _INVISIBLE_RE.fullmatch(c) is None)
+        view = "".join(c for c in view if unicodedata.category(c) != "Cf")
         view = view.replace(_LOWER_EXPANDING, "i").lower()
         if len(_VIEW_CACHE) >= _VIEW_CACHE_LIMIT:
             _VIEW_CACHE.clear()
@@ -123,40 +128,54 @@ def _char_view(ch: str) -> str:
 class _View:
     """The detection view of a text, with a map back to the text's offsets.
 
-    The view is per-character NFKC, lower-cased: it folds every compatibility form
+    The view is lower-cased, per-character NFKC: it folds every compatibility form
     (［ＳＹＳＴＥＭ］, ＜｜im_start｜＞, ㈠) and case, while leaving combining marks
-    separate, which the keyword patterns tolerate between letters. A view span maps to
+    separate, which the keyword patterns tolerate between letters. Characters whose
+    view is not exactly one character are recorded, so that a view span maps back to
     the smallest text span covering it.
     """
 
-    __slots__ = ("_cum", "_lengths", "text", "view")
+    __slots__ = ("_delta", "_events", "_starts", "text", "view")
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._lengths: dict[str, int] | None = None
-        self._cum: list[int] | None = None
+        self._events: list[tuple[int, int]] = []
+        self._starts: list[int] = []
+        self._delta: list[int] = []
         if text.isascii():
             self.view = text.lower()
             return
-        table: dict[int, str] = {}
-        lengths: dict[str, int] = {}
-        for ch in set(text):
-            view = _char_view(ch)
-            lengths[ch] = len(view)
-            if view != ch:
-                table[ord(ch)] = view
-        self.view = text.translate(table) if table else text
-        if len(self.view) != len(text) or any(n != 1 for n in lengths.values()):
-            self._lengths = lengths
+        events = self._events
+
+        def fold(match: re.Match[str]) -> str:
+            view = _char_view(match.group())
+            if len(view) != 1:
+                events.append((match.start(), len(view)))
+            return view
+
+        lowered = text.replace(_LOWER_EXPANDING, "i").lower()
+        self.view = _VIEW_UNSTABLE_RE.sub(fold, lowered)
+        shift = 0
+        for position, length in events:
+            self._starts.append(position + shift)
+            self._delta.append(shift)
+            shift += length - 1
+
+    def _origin(self, index: int) -> int:
+        """The text offset of the character that produced view offset ``index``."""
+        i = bisect_right(self._starts, index) - 1
+        if i < 0:
+            return index
+        position, length = self._events[i]
+        if index < self._starts[i] + length:
+            return position
+        return index - (self._delta[i] + length - 1)
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """Map a non-empty view span to the smallest text span that covers it."""
-        if self._lengths is None:
+        if not self._events:
             return start, end
-        if self._cum is None:
-            self._cum = list(accumulate(map(self._lengths.__getitem__, self.text)))
-        cum = self._cum
-        return bisect_right(cum, start), bisect_right(cum, end - 1) + 1
+        return self._origin(start), self._origin(end - 1) + 1
 
 
 # --------------------------------------------------------------------------------------
@@ -200,8 +219,14 @@ def _spaced(word: str) -> str:
 
 
 def _alt(words: tuple[str, ...]) -> str:
-    """Alternation of spaced words, longest first so the longest form wins."""
-    return "(?:" + "|".join(_spaced(w) for w in sorted(words, key=len, reverse=True)) + ")"
+    """Alternation of spaced words, longest first so the longest form wins.
+
+    A lookahead on the first characters rejects most positions before the alternation
+    is tried word by word.
+    """
+    firsts = re.escape("".join(sorted({w[0] for w in words})))
+    alternation = "|".join(_spaced(w) for w in sorted(words, key=len, reverse=True))
+    return f"(?=[{firsts}])(?:{alternation})"
 
 
 def _tail(end: str) -> str:
@@ -246,7 +271,10 @@ _ROLE_ZH = (
     "最高优先级",
 )
 _ROLE_ZH_SUFFIX = r"(?:提示词|提示|消息|通知|指令|公告|命令|模式|设定|信息)?"
-_ROLE_KW = rf"(?:{_alt(_ROLE_EN)}{_ROLE_EN_SUFFIX}|{_alt(_ROLE_ZH)}{_ROLE_ZH_SUFFIX})"
+_ROLE_FIRSTS = re.escape("".join(sorted({w[0] for w in _ROLE_EN + _ROLE_ZH})))
+_ROLE_KW = (
+    rf"(?=[{_ROLE_FIRSTS}])(?:{_alt(_ROLE_EN)}{_ROLE_EN_SUFFIX}|{_alt(_ROLE_ZH)}{_ROLE_ZH_SUFFIX})"
+)
 
 # [System], 【系统】, [ S y s t e m ], [SYSTEM NOTE], [重要通知], <system>, (System) ...
 _ROLE_MARKER_RE = re.compile(rf"{_O}{_O_MORE}{_SP}/?{_SP}{_ROLE_KW}{_SP}{_C}{{1,3}}")
@@ -292,11 +320,15 @@ _TURN_MARKER_RE = re.compile(
     rf"(?:{_ANGLE_C}{{1,3}}|{_C})"
 )
 # Role prefixes at the start of a line, after optional whitespace / markdown markers;
-# only the role and its colon (group "x") are replaced.
+# only the roles and their colons (group "x") are replaced, a run of them at once
+# ("User: Assistant: …") so that no pass uncovers a new line start for the next.
+_ROLE_PREFIX_HEAD = rf"(?:[ \t#>*+\-•·]|\d{{1,4}}[.)]|{_P_MARK})*+"
+_ROLE_PREFIX_UNIT = (
+    r"(?:\*\*|__)?[ \t]*(?:system|assistant|user|human|ai|系统|系統|助手|用户|用戶|ai助手)"
+    r"[ \t]*(?:\*\*|__)?[ \t]*:(?:\*\*|__)?"
+)
 _ROLE_PREFIX_RE = re.compile(
-    rf"^(?:[ \t#>*+\-•·]|\d{{1,4}}[.)]|{_P_MARK})*+(?P<x>(?:\*\*|__)?[ \t]*"
-    r"(?:system|assistant|user|human|ai|系统|系統|助手|用户|用戶|ai助手)"
-    r"[ \t]*(?:\*\*|__)?[ \t]*:(?:\*\*|__)?)",
+    rf"^{_ROLE_PREFIX_HEAD}(?P<x>{_ROLE_PREFIX_UNIT}(?:{_ROLE_PREFIX_HEAD}{_ROLE_PREFIX_UNIT})*)",
     re.MULTILINE,
 )
 
@@ -437,26 +469,39 @@ _ZH_GAP = rf"[^{re.escape(_CLAUSE_END)}〔〕]{{0,10}}?"
 _ZH_VERB_END = rf"(?:掉|了)?{_WS}"
 
 
-def _lead(*alternatives: tuple[str, str], word_start: bool = False) -> str:
+def _lead(*alternatives: tuple[str, str]) -> str:
     """Alternatives (literal head, regex tail) behind one leading character class.
 
     The regex engine scans fast only for a pattern whose first element is a plain
     literal or character class, so the first character of every head is consumed by
     one class and each alternative re-checks it with a one-character lookbehind.
-    ``word_start`` also requires that no letter or digit precedes the head.
     """
     firsts = "".join(sorted({head[0] for head, _ in alternatives}))
     branches: list[str] = []
     for head, tail in alternatives:
-        first = re.escape(head[0])
-        guard = f"(?<![a-z0-9_]{first})" if word_start else ""
-        branches.append(f"(?<={first}){guard}{re.escape(head[1:])}{tail}")
+        branches.append(f"(?<={re.escape(head[0])}){re.escape(head[1:])}{tail}")
     return f"[{re.escape(firsts)}](?:{'|'.join(branches)})"
 
 
 def _words(words: tuple[str, ...], tail: str) -> tuple[tuple[str, str], ...]:
     """The same tail after each word, longest word first."""
     return tuple((word, tail) for word in sorted(words, key=len, reverse=True))
+
+
+def _heads(*alternatives: tuple[str, str]) -> tuple[re.Pattern[str], ...]:
+    """One pattern per distinct literal head, for words made of common letters.
+
+    A literal prefix is the fastest scan the regex engine has; a character class of
+    common Latin letters would stop at almost every position. Each head must start a
+    word: no letter or digit may precede it.
+    """
+    tails: dict[str, list[str]] = {}
+    for head, tail in alternatives:
+        tails.setdefault(head, []).append(tail)
+    return tuple(
+        re.compile(f"{re.escape(head)}(?<![a-z0-9_]{re.escape(head)})(?:{'|'.join(group)})")
+        for head, group in tails.items()
+    )
 
 
 _IGNORE_ZH_RE = re.compile(
@@ -590,78 +635,76 @@ _ROLE_ZH_RE = re.compile(
 )
 
 _S = r"\s{1,8}"
-_EN_QUAL = (
-    r"(?:all|any|every|your|previous|prior|above|earlier|preceding|foregoing|former|original"
-    r"|initial|system|aforementioned|above-mentioned|old|existing|everything)"
+# Positional qualifiers point at earlier text; determiners only quantify.
+_EN_POS = (
+    r"(?:previous|prior|above|earlier|preceding|foregoing|former|original|initial|system"
+    r"|aforementioned|above-mentioned|old|existing|given)"
 )
-_EN_TARGET = (
-    r"(?:instructions?|prompts?|rules|directions|directives?|guidelines|commands?|context"
-    r"|messages?|constraints|restrictions|programming|guidance|text|conversation|tasks?"
-    r"|requests?|questions?|content|input|orders|polic(?:y|ies)|safeguards|filters|training)"
+_EN_DET = r"(?:all|any|every|your)"
+_EN_STRONG = (
+    r"(?:instructions?|prompts?|rules|directions|directives?|guidelines|commands?|constraints"
+    r"|restrictions|programming|guidance|orders|polic(?:y|ies)|safeguards|filters|training)"
 )
-# ignore (all) (the) previous instructions / disregard your rules / forget all prior tasks
+_EN_WEAK = r"(?:context|messages?|text|conversation|tasks?|requests?|questions?|content|input)"
+# ignore all instructions / ignore all of the previous rules / disregard your guidelines /
+# ignore the previous two instructions / forget the above text
+# (but not "ignore any spelling errors in the text")
 _EN_OBJECT = (
-    rf"{_S}(?:(?:the|of|these|those|my){_S}){{0,3}}{_EN_QUAL}\b"
-    rf"(?:{_S}[\w'-]{{1,30}}){{0,3}}?{_S}{_EN_TARGET}\b{_EN_TAIL}"
+    rf"{_S}(?:(?:the|of|these|those|my){_S}){{0,3}}(?:"
+    rf"{_EN_DET}{_S}(?:of{_S})?(?:the{_S})?(?:{_EN_POS}{_S})?(?:{_EN_STRONG}|{_EN_WEAK})"
+    rf"|{_EN_POS}(?:{_S}[\w'-]{{1,30}}){{0,3}}?{_S}{_EN_STRONG}"
+    rf"|{_EN_POS}{_S}{_EN_WEAK})\b{_EN_TAIL}"
 )
 # ignore the above / forget everything above / disregard all of the previous
 _EN_ABOVE = (
     rf"{_S}(?:(?:all|everything){_S}(?:of{_S})?)?(?:the{_S})?(?:above|previous|foregoing"
     rf"|everything{_S}(?:above|before|else|you{_S}(?:were|have{_S}been){_S}told))\b{_EN_TAIL}"
 )
-_IGNORE_EN_RE = re.compile(
-    _lead(
-        *_words(
-            (
-                "ignore",
-                "disregard",
-                "forget",
-                "override",
-                "bypass",
-                "neglect",
-                "discard",
-                "abandon",
-                "overlook",
-                "skip",
-            ),
-            _EN_OBJECT,
-        ),
-        ("set", rf"{_S}aside{_EN_OBJECT}"),
-        ("pay", rf"{_S}no{_S}attention{_S}to{_EN_OBJECT}"),
-        ("do", rf"{_S}not{_S}(?:follow|obey){_EN_OBJECT}"),
-        ("don", rf"['’]?t{_S}(?:follow|obey){_EN_OBJECT}"),
-        ("stop", rf"{_S}following{_EN_OBJECT}"),
-        *_words(("ignore", "disregard", "forget"), _EN_ABOVE),
-        word_start=True,
-    )
-)
-_ROLE_EN_RE = re.compile(
-    _lead(
+_IGNORE_EN_RES = _heads(
+    *_words(
         (
-            "you",
-            rf"{_S}are{_S}now{_S}(?:a|an|the|my|free|no{_S}longer|unrestricted|unfiltered"
-            rf"|jailbroken|dan|going{_S}to|acting|operating|called|named)\b{_EN_TAIL}",
+            "ignore",
+            "disregard",
+            "forget",
+            "override",
+            "bypass",
+            "neglect",
+            "discard",
+            "abandon",
+            "overlook",
         ),
-        ("from", rf"{_S}now{_S}on,?{_S}(?:you|your)\b{_EN_TAIL}"),
-        *_words(
-            ("new", "updated", "revised", "real", "actual", "true"),
-            rf"{_S}(?:instructions?|task|rules|directives?|system{_S}prompt|orders)\s{{0,8}}:"
-            rf"{_EN_TAIL}",
-        ),
-        *_words(
-            ("reveal", "print", "show", "repeat", "output", "display", "leak"),
-            rf"{_S}(?:me{_S})?(?:your|the){_S}system\s{{0,8}}prompt\b{_EN_TAIL}",
-        ),
-        *_words(
-            ("tell me", "give me", "what is"),
-            rf"{_S}(?:your|the){_S}system\s{{0,8}}prompt\b{_EN_TAIL}",
-        ),
-        ("system", rf"\s{{0,8}}prompt\b{_EN_TAIL}"),
-        *_words(("developer", "dan", "jailbreak", "god"), rf"{_S}mode\b{_EN_TAIL}"),
-        ("do", rf"{_S}anything{_S}now\b{_EN_TAIL}"),
-        ("act", rf"{_S}as{_S}(?:an?{_S})?(?:unrestricted|unfiltered|jailbroken|dan)\b{_EN_TAIL}"),
-        word_start=True,
-    )
+        _EN_OBJECT,
+    ),
+    ("set", rf"{_S}aside{_EN_OBJECT}"),
+    ("pay", rf"{_S}no{_S}attention{_S}to{_EN_OBJECT}"),
+    ("do", rf"{_S}not{_S}(?:follow|obey){_EN_OBJECT}"),
+    ("don", rf"['’]?t{_S}(?:follow|obey){_EN_OBJECT}"),
+    ("stop", rf"{_S}following{_EN_OBJECT}"),
+    *_words(("ignore", "disregard", "forget"), _EN_ABOVE),
+)
+_ROLE_EN_RES = _heads(
+    (
+        "you",
+        rf"{_S}are{_S}now{_S}(?:a|an|the|my|free|no{_S}longer|unrestricted|unfiltered"
+        rf"|jailbroken|dan|going{_S}to|acting|operating|called|named)\b{_EN_TAIL}",
+    ),
+    ("from", rf"{_S}now{_S}on,?{_S}(?:you|your)\b{_EN_TAIL}"),
+    *_words(
+        ("new", "updated", "revised", "real", "actual", "true"),
+        rf"{_S}(?:instructions?|task|rules|directives?|system{_S}prompt|orders)\s{{0,8}}:"
+        rf"{_EN_TAIL}",
+    ),
+    *_words(
+        ("reveal", "print", "show", "repeat", "output", "display", "leak"),
+        rf"{_S}(?:me{_S})?(?:your|the){_S}system\s{{0,8}}prompt\b{_EN_TAIL}",
+    ),
+    ("tell", rf"{_S}me{_S}(?:your|the){_S}system\s{{0,8}}prompt\b{_EN_TAIL}"),
+    ("give", rf"{_S}me{_S}(?:your|the){_S}system\s{{0,8}}prompt\b{_EN_TAIL}"),
+    ("what", rf"{_S}is{_S}(?:your|the){_S}system\s{{0,8}}prompt\b{_EN_TAIL}"),
+    ("system", rf"\s{{0,8}}prompt\b{_EN_TAIL}"),
+    *_words(("developer", "dan", "jailbreak", "god"), rf"{_S}mode\b{_EN_TAIL}"),
+    ("do", rf"{_S}anything{_S}now\b{_EN_TAIL}"),
+    ("act", rf"{_S}as{_S}(?:an?{_S})?(?:unrestricted|unfiltered|jailbroken|dan)\b{_EN_TAIL}"),
 )
 
 # A request word just before a Chinese override phrase joins its span
@@ -698,8 +741,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("override_forget_zh", _FORGET_ZH_RE, PLACEHOLDER_INSTRUCTION, extend_request=True),
     _Rule("override_output_zh", _OUTPUT_ZH_RE, PLACEHOLDER_INSTRUCTION, extend_request=True),
     _Rule("override_role_zh", _ROLE_ZH_RE, PLACEHOLDER_INSTRUCTION, extend_request=True),
-    _Rule("override_ignore_en", _IGNORE_EN_RE, PLACEHOLDER_INSTRUCTION),
-    _Rule("override_role_en", _ROLE_EN_RE, PLACEHOLDER_INSTRUCTION),
+    *(_Rule("override_ignore_en", pattern, PLACEHOLDER_INSTRUCTION) for pattern in _IGNORE_EN_RES),
+    *(_Rule("override_role_en", pattern, PLACEHOLDER_INSTRUCTION) for pattern in _ROLE_EN_RES),
 )
 
 # SEC-02 names the bare upper-case word INSTRUCTION: matched on the view, kept only

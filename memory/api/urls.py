@@ -1,6 +1,6 @@
 from django.urls import re_path
 
-from memory.api import views
+from memory.api import core_views, views
 
 _THREAD = r"(?P<thread_id>th_[0-9a-f]{1,28})"
 
@@ -19,5 +19,30 @@ urlpatterns = [
         r"^runs/(?P<run_id>\d{1,18})/context/?$",
         views.RunContextView.as_view(),
         name="api-run-context",
+    ),
+    re_path(
+        r"^agents/(?P<agent_id>\d{1,18})/memory/facts/?$",
+        core_views.FactListView.as_view(),
+        name="api-memory-facts",
+    ),
+    re_path(
+        r"^agents/(?P<agent_id>\d{1,18})/memory/candidates/?$",
+        core_views.CandidateListView.as_view(),
+        name="api-memory-candidates",
+    ),
+    re_path(
+        r"^memory/candidates/(?P<candidate_id>\d{1,18})/confirm/?$",
+        core_views.CandidateConfirmView.as_view(),
+        name="api-candidate-confirm",
+    ),
+    re_path(
+        r"^memory/candidates/(?P<candidate_id>\d{1,18})/reject/?$",
+        core_views.CandidateRejectView.as_view(),
+        name="api-candidate-reject",
+    ),
+    re_path(
+        r"^memory/facts/(?P<fact_id>\d{1,18})/?$",
+        core_views.FactDetailView.as_view(),
+        name="api-memory-fact",
     ),
 ]

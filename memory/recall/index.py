@@ -7,51 +7,56 @@ identified by an integer ``doc_id`` and given as pre-tokenised terms (see
 Ranking
     Okapi BM25 with ``k1`` and ``b`` (defaults 1.2 and 0.75, the usual values) and the
     Robertson–Spärck Jones IDF floored at zero, computed as if the scope also held
-    ``PRIOR_DOCS`` entries that contain none of the query's terms::
+    ``PRIOR_DOCS`` (N0 = 10) entries that contain none of the query's terms::
 
         idf(t) = max(0, ln((N + N0 - df + 0.5) / (df + 0.5)))
 
-    A term found in at least half of the entries carries no evidence and is skipped (which
-    also keeps the longest postings lists out of every search), and the ``N0`` pseudo-entries
+    A term found in about half of the entries or more carries no evidence and is skipped
+    (which also keeps the longest postings lists out of every search); the pseudo-entries
     keep a scope of only a few entries usable (with N0 = 0, a term of a one-entry scope
-    would weigh nothing).  A query is a bag of terms or a mapping ``term -> weight``;
-    the raw score is ``sum_t w_t * idf(t) * tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl))``.
+    would weigh nothing). A query is a bag of terms or a mapping ``term -> weight`` w_t;
+    the raw score is ``sum_t w_t idf(t) tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl))``.
 
 Calibrated score (``Hit.score``, in [0, 1])
-    The share of the query's evidence that the entry matches::
+    The share of the query's IDF-weighted evidence that the entry matches::
 
         score = min(1, raw / (Q_L + PRIOR_TERMS * idf0))
 
-    where ``Q_L`` is the sum of the ``L`` largest ``w_t * idf(t)`` over the query's terms
-    (``L`` = the average number of distinct terms of an entry in the scope, because no
-    entry of ordinary size can match more terms than it has) and ``idf0`` is the IDF of a
-    term found in no entry. One occurrence of a term in an entry of average length counts
-    fully (BM25's tf/length factor is 1 there), so an entry that contains each of the
-    query's L strongest terms once scores about ``Q_L / (Q_L + 4 idf0)``. A query term
-    that no entry contains still counts in ``Q_L``: a query about something the scope has
-    never seen must not look covered. The ``PRIOR_TERMS`` pseudo-terms are a prior of
-    four unmatched rare terms: a short query (few terms, little evidence) needs a
-    proportionally larger share before it scores high, so that a fixed gate fires about as
-    often on a one-line request as on a long one, and on Chinese as on English.
+    ``Q_L`` is the sum of the ``L`` largest ``w_t idf(t)`` over the query's terms, where
+    ``L`` is the average number of distinct terms of an entry in the scope (no entry of
+    ordinary size can match more of a long query than that), and ``idf0`` is the IDF of a
+    term that no entry contains. One occurrence in an entry of average length counts fully
+    (BM25's tf/length factor is 1 there). A query term that no entry contains still counts
+    in ``Q_L``: a query about something the scope has never seen must not look covered.
+    ``PRIOR_TERMS`` (4) is a prior of four unmatched rarest terms: a short query has
+    little evidence, and it must match a proportionally larger share of it to score as
+    high, so that one threshold fires about as often on a one-line request as on a long
+    dialogue, and on Chinese as on English (``benchmarks/recall_eval.py`` measures this).
 
     The score is a monotone function of ``raw`` within a query, so the ranking is plain
-    BM25; only the gate uses the calibration. The gate (:func:`gate`) injects the top
-    three hits whose score is at least the threshold (default 0.2).
+    BM25; only the gate uses the calibration. :func:`gate` keeps the top three hits
+    whose score is at least the threshold (default 0.2).
 
-Data layout (for speed)
-    Postings are stored per term as parallel ``int32`` slot and ``float32`` tf arrays. A
-    bulk build (:meth:`RecallIndex.from_documents`) writes them into one CSR block; a
-    term that later receives postings gets its own growable array (copied from the block
-    once, then doubled as needed), so incremental adds cost amortised O(distinct terms).
-    Removal marks the entry's slot dead (its postings stay as tombstones, ignored at search)
-    and updates document frequencies; when dead slots reach a quarter of all slots the
-    index compacts itself. A search accumulates ``w * idf * saturation`` over the postings
-    of the query's weighted terms into a dense per-slot array and takes the top k with
-    ``argpartition``.
+Data layout and speed
+    Postings are stored per term as parallel ``int32`` slot and ``float32`` tf arrays,
+    slots ascending. A bulk build (:meth:`RecallIndex.from_documents`) writes them into
+    one CSR block with one sort; a term that later receives postings gets its own growable
+    array (copied from the block once, then doubled as needed), so an incremental add
+    costs amortised O(distinct terms). Removal marks the entry's slot dead (its postings
+    stay as tombstones, ignored at search) and updates document frequencies; when dead
+    slots reach a quarter of all slots the index compacts itself.
+
+    A search is exact top-k BM25 with MaxScore pruning: terms are taken by decreasing
+    upper bound (from each term's largest tf and shortest entry) and accumulated densely
+    into a per-slot array; as soon as the k-th best partial score exceeds what the
+    remaining terms could add to an entry that has not been seen yet, only the few
+    entries that can still reach the top k are carried on, and the remaining (common,
+    long) terms are looked up for them alone with a binary search.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -68,6 +73,7 @@ __all__ = [
     "PRIOR_TERMS",
     "Hit",
     "RecallIndex",
+    "brute_force_raw",
     "gate",
 ]
 
@@ -84,6 +90,12 @@ GATE_LIMIT = 3
 
 _COMPACT_DEAD_SHARE = 0.25
 _MIN_CAPACITY = 8
+# MaxScore: try to prune before a term with more postings than this share of the slots
+# (and at least _PRUNE_MIN_POSTINGS); give up pruning after this many failed attempts.
+_PRUNE_SHARE = 1 / 64
+_PRUNE_MIN_POSTINGS = 2048
+_PRUNE_ATTEMPTS = 3
+_PRUNE_MAX_CANDIDATES = 1 / 8
 
 IntArray = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float32]
@@ -105,14 +117,22 @@ def gate(
     return [hit for hit in hits[:limit] if hit.score >= threshold]
 
 
+class _Vocab(dict[str, int]):
+    """Term -> term id; looking up an unknown term assigns the next id."""
+
+    def __missing__(self, term: str) -> int:
+        tid = self[term] = len(self)
+        return tid
+
+
 class _Growable:
     """A term's own postings: slot and tf arrays with spare capacity."""
 
     __slots__ = ("n", "slots", "tfs")
 
-    def __init__(self, slots: IntArray, tfs: FloatArray, extra: int) -> None:
+    def __init__(self, slots: IntArray, tfs: FloatArray) -> None:
         n = len(slots)
-        capacity = max(_MIN_CAPACITY, 2 * (n + extra))
+        capacity = max(_MIN_CAPACITY, 2 * (n + 1))
         self.slots: IntArray = np.empty(capacity, dtype=np.int32)
         self.tfs: FloatArray = np.empty(capacity, dtype=np.float32)
         self.slots[:n] = slots
@@ -121,22 +141,18 @@ class _Growable:
 
     def append(self, slot: int, tf: float) -> None:
         if self.n == len(self.slots):
-            capacity = 2 * len(self.slots)
-            slots = np.empty(capacity, dtype=np.int32)
-            tfs = np.empty(capacity, dtype=np.float32)
-            slots[: self.n] = self.slots[: self.n]
-            tfs[: self.n] = self.tfs[: self.n]
-            self.slots, self.tfs = slots, tfs
+            self.slots = np.resize(self.slots, 2 * self.n)
+            self.tfs = np.resize(self.tfs, 2 * self.n)
         self.slots[self.n] = slot
         self.tfs[self.n] = tf
         self.n += 1
 
 
-def _grow(array: npt.NDArray[np.generic], size: int) -> npt.NDArray[np.generic]:
-    """``array`` with room for at least ``size`` items (doubling), contents kept."""
+def _grow[T: np.generic](array: npt.NDArray[T], size: int, fill: float = 0) -> npt.NDArray[T]:
+    """``array`` with room for at least ``size`` items (doubling), new items ``fill``."""
     if size <= len(array):
         return array
-    grown = np.zeros(max(size, 2 * len(array), _MIN_CAPACITY), dtype=array.dtype)
+    grown = np.full(max(size, 2 * len(array), _MIN_CAPACITY), fill, dtype=array.dtype)
     grown[: len(array)] = array
     return grown
 
@@ -158,21 +174,24 @@ class RecallIndex:
         self.b = float(b)
         self.prior_docs = int(prior_docs)
         self.prior_terms = float(prior_terms)
-        self._vocab: dict[str, int] = {}
+        self._vocab = _Vocab()
+        # Per term id: live document frequency, largest tf and shortest entry ever seen
+        # (the last two only bound a term's contribution; stale values stay valid bounds).
         self._df: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._tfmax: FloatArray = np.zeros(0, dtype=np.float32)
+        self._dlmin: FloatArray = np.zeros(0, dtype=np.float32)
         # Bulk-built postings (CSR by term id); terms past len(_ptr) - 1 have none there.
         self._ptr: npt.NDArray[np.int64] = np.zeros(1, dtype=np.int64)
         self._csr_slots: IntArray = np.zeros(0, dtype=np.int32)
         self._csr_tfs: FloatArray = np.zeros(0, dtype=np.float32)
         self._own: dict[int, _Growable] = {}
-        # Documents by slot.
+        # Entries by slot.
         self._slot_of: dict[int, int] = {}
         self._doc_ids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._dl: FloatArray = np.zeros(0, dtype=np.float32)
         self._alive: npt.NDArray[np.bool_] = np.zeros(0, dtype=np.bool_)
         self._n_slots = 0
-        self._n_csr_slots = 0  # slots whose postings live (at least partly) in the CSR block
-        self._fwd: dict[int, tuple[IntArray, FloatArray]] = {}  # slot -> terms, for later adds
+        self._fwd: dict[int, IntArray] = {}  # slot -> term ids, for entries added one by one
         self._dead: list[int] = []
         self._dead_cache: npt.NDArray[np.int64] | None = None
         self._n_live = 0
@@ -191,74 +210,73 @@ class RecallIndex:
         prior_docs: int = PRIOR_DOCS,
         prior_terms: float = PRIOR_TERMS,
     ) -> RecallIndex:
-        """Build an index from ``(doc_id, terms)`` pairs in one pass (vectorised).
+        """Build an index from ``(doc_id, terms)`` pairs (vectorised: one sort in all).
 
         A ``doc_id`` given twice keeps its last terms.
         """
         index = cls(k1=k1, b=b, prior_docs=prior_docs, prior_terms=prior_terms)
-        vocab = index._vocab
-        setdefault = vocab.setdefault
-        latest: dict[int, int] = {}
-        term_ids: list[IntArray] = []
-        counts: list[FloatArray] = []
-        lengths: list[int] = []
-        doc_ids: list[int] = []
+        by_id: dict[int, Sequence[str]] = {}
         for doc_id, doc_terms in documents:
-            doc_id = int(doc_id)
-            ids = np.fromiter(
-                (setdefault(term, len(vocab)) for term in doc_terms),
-                dtype=np.int32,
-                count=len(doc_terms),
-            )
-            unique, tf = np.unique(ids, return_counts=True)
-            if doc_id in latest:
-                term_ids[latest[doc_id]] = np.zeros(0, dtype=np.int32)
-                counts[latest[doc_id]] = np.zeros(0, dtype=np.float32)
-                lengths[latest[doc_id]] = -1
-            latest[doc_id] = len(doc_ids)
-            term_ids.append(unique.astype(np.int32, copy=False))
-            counts.append(tf.astype(np.float32))
-            lengths.append(len(doc_terms))
-            doc_ids.append(doc_id)
-        keep = [i for i, length in enumerate(lengths) if length >= 0]
-        if len(keep) != len(lengths):
-            term_ids = [term_ids[i] for i in keep]
-            counts = [counts[i] for i in keep]
-            lengths = [lengths[i] for i in keep]
-            doc_ids = [doc_ids[i] for i in keep]
-        n_docs = len(doc_ids)
-        sizes = np.fromiter((len(t) for t in term_ids), dtype=np.int64, count=n_docs)
-        flat_terms = np.concatenate(term_ids) if n_docs else np.zeros(0, dtype=np.int32)
-        flat_tfs = np.concatenate(counts) if n_docs else np.zeros(0, dtype=np.float32)
-        flat_slots = np.repeat(np.arange(n_docs, dtype=np.int32), sizes)
-        index._load(
-            doc_ids=np.asarray(doc_ids, dtype=np.int64),
-            lengths=np.asarray(lengths, dtype=np.float32),
-            flat_terms=flat_terms,
-            flat_slots=flat_slots,
-            flat_tfs=flat_tfs,
+            by_id.pop(int(doc_id), None)  # re-insert: the last version keeps its place
+            by_id[int(doc_id)] = doc_terms
+        docs = list(by_id.values())
+        n_docs = len(docs)
+        lengths = np.fromiter(map(len, docs), dtype=np.int64, count=n_docs)
+        n_tokens = int(lengths.sum())
+        tokens = np.fromiter(
+            map(index._vocab.__getitem__, itertools.chain.from_iterable(docs)),
+            dtype=np.int64,
+            count=n_tokens,
+        )
+        token_slots = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+        keys = np.sort(tokens * max(n_docs, 1) + token_slots)
+        index._install(
+            doc_ids=np.fromiter(by_id.keys(), dtype=np.int64, count=n_docs),
+            lengths=lengths.astype(np.float32),
+            sorted_keys=keys,
         )
         return index
 
-    def _load(
+    def _install(
         self,
         *,
         doc_ids: npt.NDArray[np.int64],
         lengths: FloatArray,
-        flat_terms: IntArray,
-        flat_slots: IntArray,
-        flat_tfs: FloatArray,
+        sorted_keys: npt.NDArray[np.int64],
+        tfs: FloatArray | None = None,
     ) -> None:
-        """Install postings given doc-major flat arrays (slots 0..n-1, all alive)."""
+        """Install postings from sorted ``term_id * n_docs + slot`` keys.
+
+        With ``tfs`` the keys are distinct and carry those term frequencies; without,
+        each key is one occurrence and repeated keys are counted.
+        """
         n_docs = len(doc_ids)
         n_terms = len(self._vocab)
-        order = np.argsort(flat_terms, kind="stable")
-        self._csr_slots = flat_slots[order]
-        self._csr_tfs = flat_tfs[order]
-        df = np.bincount(flat_terms, minlength=n_terms).astype(np.int64)
-        self._ptr = np.zeros(n_terms + 1, dtype=np.int64)
-        np.cumsum(df, out=self._ptr[1:])
+        if tfs is None:
+            starts = np.flatnonzero(np.diff(sorted_keys, prepend=-1))
+            counts = np.diff(np.append(starts, len(sorted_keys)))
+            keys = sorted_keys[starts]
+            tfs = counts.astype(np.float32)
+        else:
+            keys = sorted_keys
+        divisor = max(n_docs, 1)
+        term_ids = keys // divisor
+        slots = (keys % divisor).astype(np.int32)
+        df = np.bincount(term_ids, minlength=n_terms).astype(np.int64)
+        ptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(df, out=ptr[1:])
+        self._ptr = ptr
+        self._csr_slots = slots
+        self._csr_tfs = tfs
         self._df = df
+        has = df > 0
+        tfmax = np.zeros(n_terms, dtype=np.float32)
+        dlmin = np.zeros(n_terms, dtype=np.float32)
+        if len(keys):
+            tfmax[has] = np.maximum.reduceat(tfs, ptr[:-1][has])
+            dlmin[has] = np.minimum.reduceat(lengths[slots], ptr[:-1][has])
+        self._tfmax = tfmax
+        self._dlmin = dlmin
         self._own = {}
         self._fwd = {}
         self._dead = []
@@ -266,12 +284,11 @@ class RecallIndex:
         self._doc_ids = doc_ids.copy()
         self._dl = lengths.copy()
         self._alive = np.ones(n_docs, dtype=np.bool_)
-        self._slot_of = {int(d): slot for slot, d in enumerate(doc_ids.tolist())}
+        self._slot_of = dict(zip(doc_ids.tolist(), range(n_docs), strict=True))
         self._n_slots = n_docs
-        self._n_csr_slots = n_docs
         self._n_live = n_docs
         self._total_len = float(lengths.sum(dtype=np.float64))
-        self._n_postings = len(flat_terms)
+        self._n_postings = len(keys)
         self._norm_cache = None
 
     # ---------------------------------------------------------------- mutation
@@ -281,27 +298,33 @@ class RecallIndex:
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._slot_of
 
+    @property
+    def doc_ids(self) -> list[int]:
+        """The indexed entry ids, in no particular order."""
+        return list(self._slot_of)
+
     def add(self, doc_id: int, terms: Sequence[str]) -> None:
         """Add an entry, or replace it if ``doc_id`` is already indexed (an upsert)."""
         doc_id = int(doc_id)
         if doc_id in self._slot_of:
             self.remove(doc_id)
         counts: dict[int, int] = {}
-        vocab = self._vocab
-        for term in terms:
-            tid = vocab.get(term)
-            if tid is None:
-                tid = vocab[term] = len(vocab)
+        lookup = self._vocab.__getitem__
+        for tid in map(lookup, terms):
             counts[tid] = counts.get(tid, 0) + 1
-        if len(vocab) > len(self._df):
-            self._df = _grow(self._df, len(vocab))  # type: ignore[assignment]
+        n_terms = len(self._vocab)
+        if n_terms > len(self._df):
+            self._df = _grow(self._df, n_terms)
+            self._tfmax = _grow(self._tfmax, n_terms)
+            self._dlmin = _grow(self._dlmin, n_terms, fill=np.inf)
         slot = self._n_slots
         self._n_slots += 1
-        self._doc_ids = _grow(self._doc_ids, self._n_slots)  # type: ignore[assignment]
-        self._dl = _grow(self._dl, self._n_slots)  # type: ignore[assignment]
-        self._alive = _grow(self._alive, self._n_slots)  # type: ignore[assignment]
+        self._doc_ids = _grow(self._doc_ids, self._n_slots)
+        self._dl = _grow(self._dl, self._n_slots)
+        self._alive = _grow(self._alive, self._n_slots)
+        length = float(len(terms))
         self._doc_ids[slot] = doc_id
-        self._dl[slot] = len(terms)
+        self._dl[slot] = length
         self._alive[slot] = True
         self._slot_of[doc_id] = slot
         n_csr_terms = len(self._ptr) - 1
@@ -311,19 +334,21 @@ class RecallIndex:
             if postings is None:
                 if tid < n_csr_terms:
                     lo, hi = int(self._ptr[tid]), int(self._ptr[tid + 1])
-                    postings = _Growable(self._csr_slots[lo:hi], self._csr_tfs[lo:hi], 1)
+                    postings = _Growable(self._csr_slots[lo:hi], self._csr_tfs[lo:hi])
                 else:
                     postings = _Growable(
-                        np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32), 1
+                        np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
                     )
                 own[tid] = postings
             postings.append(slot, float(tf))
         tids = np.fromiter(counts.keys(), dtype=np.int32, count=len(counts))
         tfs = np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
         self._df[tids] += 1
-        self._fwd[slot] = (tids, tfs)
+        self._tfmax[tids] = np.maximum(self._tfmax[tids], tfs)
+        self._dlmin[tids] = np.minimum(self._dlmin[tids], np.float32(length))
+        self._fwd[slot] = tids
         self._n_live += 1
-        self._total_len += len(terms)
+        self._total_len += length
         self._n_postings += len(counts)
         self._norm_cache = None
 
@@ -349,64 +374,60 @@ class RecallIndex:
     def _terms_of(self, slot: int) -> IntArray:
         forward = self._fwd.get(slot)
         if forward is not None:
-            return forward[0]
-        # An entry of the bulk-built block: find its postings there (one vectorised scan).
+            return forward
+        # An entry of the bulk-built block: find its postings there (one vectorised scan;
+        # a term's own postings started as a copy of its block, so the block suffices).
         positions = np.flatnonzero(self._csr_slots == slot)
         return (np.searchsorted(self._ptr, positions, side="right") - 1).astype(np.int32)
 
     def compact(self) -> None:
         """Drop dead entries and merge every term's postings into one CSR block."""
-        parts_terms: list[IntArray] = []
-        parts_slots: list[IntArray] = []
-        parts_tfs: list[FloatArray] = []
         n_csr_terms = len(self._ptr) - 1
-        csr_terms = np.repeat(np.arange(n_csr_terms, dtype=np.int32), np.diff(self._ptr))
-        own_ids = np.fromiter(self._own.keys(), dtype=np.int32, count=len(self._own))
+        csr_terms = np.repeat(np.arange(n_csr_terms, dtype=np.int64), np.diff(self._ptr))
+        own_ids = np.fromiter(self._own.keys(), dtype=np.int64, count=len(self._own))
         keep_csr = ~np.isin(csr_terms, own_ids)
-        parts_terms.append(csr_terms[keep_csr])
-        parts_slots.append(self._csr_slots[keep_csr])
-        parts_tfs.append(self._csr_tfs[keep_csr])
+        parts_terms = [csr_terms[keep_csr]]
+        parts_slots = [self._csr_slots[keep_csr]]
+        parts_tfs = [self._csr_tfs[keep_csr]]
         for tid, postings in self._own.items():
-            parts_terms.append(np.full(postings.n, tid, dtype=np.int32))
+            parts_terms.append(np.full(postings.n, tid, dtype=np.int64))
             parts_slots.append(postings.slots[: postings.n])
             parts_tfs.append(postings.tfs[: postings.n])
-        flat_terms = np.concatenate(parts_terms)
-        flat_slots = np.concatenate(parts_slots)
-        flat_tfs = np.concatenate(parts_tfs)
+        term_ids = np.concatenate(parts_terms)
+        slots = np.concatenate(parts_slots)
+        tfs = np.concatenate(parts_tfs)
         alive = self._alive[: self._n_slots]
-        keep = alive[flat_slots]
+        keep = alive[slots]
         new_slot = np.cumsum(alive, dtype=np.int64) - 1
-        flat_terms = flat_terms[keep]
-        flat_slots = new_slot[flat_slots[keep]].astype(np.int32)
-        flat_tfs = flat_tfs[keep]
-        # Doc-major order (slot, then term) so that _load's stable sort keeps slots ascending.
-        order = np.lexsort((flat_terms, flat_slots))
-        self._load(
+        n_live = int(alive.sum())
+        keys = term_ids[keep] * max(n_live, 1) + new_slot[slots[keep]]
+        order = np.argsort(keys)
+        self._install(
             doc_ids=self._doc_ids[: self._n_slots][alive],
             lengths=self._dl[: self._n_slots][alive],
-            flat_terms=flat_terms[order],
-            flat_slots=flat_slots[order],
-            flat_tfs=flat_tfs[order],
+            sorted_keys=keys[order],
+            tfs=tfs[keep][order],
         )
 
     # ------------------------------------------------------------------ search
-    def _norms(self) -> FloatArray:
-        """Per-slot BM25 length normaliser ``k1 (1 - b + b dl / avgdl)``, cached."""
-        avgdl = self._total_len / self._n_live if self._n_live else 1.0
-        cache = self._norm_cache
-        if cache is not None and cache[0] == avgdl and cache[1] == self._n_slots:
-            return cache[2]
-        dl = self._dl[: self._n_slots]
-        scale = np.float32(self.k1 * self.b / max(avgdl, 1e-9))
-        norms = (dl * scale + np.float32(self.k1 * (1.0 - self.b))).astype(np.float32)
-        self._norm_cache = (avgdl, self._n_slots, norms)
-        return norms
-
     def idf(self, df: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """The floored RSJ IDF of the given document frequencies in this scope."""
         n = self._n_live + self.prior_docs
         df_arr = np.asarray(df, dtype=np.float64)
         return np.maximum(0.0, np.log((n - df_arr + 0.5) / (df_arr + 0.5)))
+
+    def _norms(self) -> tuple[float, FloatArray]:
+        """avgdl and the per-slot BM25 length normaliser ``k1 (1 - b + b dl / avgdl)``."""
+        avgdl = self._total_len / self._n_live if self._n_live else 1.0
+        avgdl = max(avgdl, 1e-9)
+        cache = self._norm_cache
+        if cache is not None and cache[0] == avgdl and cache[1] == self._n_slots:
+            return avgdl, cache[2]
+        dl = self._dl[: self._n_slots]
+        scale = np.float32(self.k1 * self.b / avgdl)
+        norms = (dl * scale + np.float32(self.k1 * (1.0 - self.b))).astype(np.float32)
+        self._norm_cache = (avgdl, self._n_slots, norms)
+        return avgdl, norms
 
     def _postings(self, tid: int) -> tuple[IntArray, FloatArray]:
         postings = self._own.get(tid)
@@ -431,8 +452,6 @@ class RecallIndex:
         if k <= 0 or self._n_live == 0:
             return []
         weights = _as_weights(query_terms)
-        if not weights:
-            return []
         vocab = self._vocab
         df = self._df
         known: list[tuple[int, float]] = []
@@ -447,28 +466,104 @@ class RecallIndex:
             return []
         idf0 = float(self.idf(0))
         tids = np.fromiter((t for t, _ in known), dtype=np.int64, count=len(known))
-        idfs = self.idf(df[tids]).tolist()
-        masses = [w * i for (_, w), i in zip(known, idfs, strict=True)]
-        if max(masses) <= 0.0:
+        term_weights = np.fromiter((w for _, w in known), dtype=np.float64, count=len(known))
+        masses = term_weights * self.idf(df[tids])
+        if not masses.max() > 0.0:
             return []
-        denominator = self._denominator(masses + [w * idf0 for w in unknown], idf0)
-        norms = self._norms()
-        scores = np.zeros(self._n_slots, dtype=np.float32)
-        k1p1 = self.k1 + 1.0
-        for (tid, _), mass in zip(known, masses, strict=True):
-            if mass <= 0.0:
-                continue
-            slots, tfs = self._postings(tid)
-            scores[slots] += tfs * np.float32(mass * k1p1) / (tfs + norms[slots])
+        denominator = self._denominator(
+            [*masses.tolist(), *(w * idf0 for w in unknown)], idf0
+        )
+        avgdl, norms = self._norms()
+        # Upper bound of each term's contribution: largest tf in the shortest entry.
+        tfmax = self._tfmax[tids].astype(np.float64)
+        dlmin = self._dlmin[tids].astype(np.float64)
+        bound_norm = self.k1 * (1.0 - self.b + self.b * dlmin / avgdl)
+        bounds = masses * (self.k1 + 1.0) * tfmax / (tfmax + bound_norm)
+        order = np.argsort(-bounds, kind="stable")
+        order = order[masses[order] > 0.0]
+        blocked = self._blocked(exclude)
+        slots_sel, raws = self._accumulate(
+            [int(t) for t in tids[order]], masses[order], bounds[order], norms, k, blocked
+        )
+        return self._top(slots_sel, raws, k, denominator)
+
+    def _blocked(self, exclude: Collection[int]) -> npt.NDArray[np.int64] | None:
+        """Slots that must not be returned: dead entries and the excluded ones."""
+        parts: list[npt.NDArray[np.int64]] = []
         if self._dead:
             if self._dead_cache is None:
                 self._dead_cache = np.asarray(self._dead, dtype=np.int64)
-            scores[self._dead_cache] = 0.0
+            parts.append(self._dead_cache)
         if exclude:
             excluded = [self._slot_of[d] for d in exclude if d in self._slot_of]
             if excluded:
-                scores[np.asarray(excluded, dtype=np.int64)] = 0.0
-        return self._top(scores, k, denominator)
+                parts.append(np.asarray(excluded, dtype=np.int64))
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def _accumulate(
+        self,
+        term_ids: list[int],
+        masses: npt.NDArray[np.float64],
+        bounds: npt.NDArray[np.float64],
+        norms: FloatArray,
+        k: int,
+        blocked: npt.NDArray[np.int64] | None,
+    ) -> tuple[npt.NDArray[np.int64] | None, FloatArray]:
+        """Exact BM25 of every entry that can be in the top ``k`` (MaxScore).
+
+        Returns ``(None, dense scores by slot)`` or, once pruned, ``(candidate slots,
+        their scores)``; entries left out cannot reach the top ``k``.
+        """
+        n = self._n_slots
+        k1p1 = self.k1 + 1.0
+        scores = np.zeros(n, dtype=np.float32)
+        if blocked is not None:
+            scores[blocked] = -np.inf
+        remaining = np.concatenate([np.cumsum(bounds[::-1])[::-1], [0.0]])
+        threshold_len = max(_PRUNE_MIN_POSTINGS, int(n * _PRUNE_SHARE))
+        attempts = 0
+        for i, tid in enumerate(term_ids):
+            slots, tfs = self._postings(tid)
+            if len(slots) > threshold_len and attempts < _PRUNE_ATTEMPTS and k < n:
+                attempts += 1
+                theta = float(np.partition(scores, n - k)[n - k])
+                if theta > 0.0:
+                    floor = theta * (1.0 - 1e-6) - float(remaining[i])
+                    candidates = np.flatnonzero(scores >= floor)
+                    if len(candidates) <= n * _PRUNE_MAX_CANDIDATES:
+                        return candidates, self._finish(
+                            candidates, scores[candidates], term_ids[i:], masses[i:], norms
+                        )
+            mass = np.float32(masses[i] * k1p1)
+            scores[slots] += tfs * mass / (tfs + norms[slots])
+        return None, scores
+
+    def _finish(
+        self,
+        candidates: npt.NDArray[np.int64],
+        partial: FloatArray,
+        term_ids: list[int],
+        masses: npt.NDArray[np.float64],
+        norms: FloatArray,
+    ) -> FloatArray:
+        """Add the remaining terms' contributions to the candidates (binary search)."""
+        k1p1 = self.k1 + 1.0
+        cand_norms = norms[candidates]
+        for tid, term_mass in zip(term_ids, masses.tolist(), strict=True):
+            slots, tfs = self._postings(tid)
+            if not len(slots):
+                continue
+            pos = np.searchsorted(slots, candidates)
+            np.minimum(pos, len(slots) - 1, out=pos)
+            found = slots[pos] == candidates
+            if not found.any():
+                continue
+            tf = tfs[pos[found]]
+            mass = np.float32(term_mass * k1p1)
+            partial[found] += tf * mass / (tf + cand_norms[found])
+        return partial
 
     def _denominator(self, masses: list[float], idf0: float) -> float:
         """``Q_L + PRIOR_TERMS * idf0``: the evidence the score is a share of."""
@@ -477,19 +572,25 @@ class RecallIndex:
             masses = sorted(masses, reverse=True)[:n_distinct]
         return sum(masses) + self.prior_terms * idf0
 
-    def _top(self, scores: FloatArray, k: int, denominator: float) -> list[Hit]:
-        n = len(scores)
-        candidates = np.argpartition(scores, n - k)[n - k :] if k < n else np.arange(n)
-        raws = scores[candidates]
-        positive = raws > 0
-        candidates, raws = candidates[positive], raws[positive]
-        doc_ids = self._doc_ids[candidates]
-        order = np.lexsort((doc_ids, -raws))
-        hits: list[Hit] = []
-        for i in order.tolist():
-            raw = float(raws[i])
-            hits.append(Hit(int(doc_ids[i]), min(1.0, raw / denominator), raw))
-        return hits
+    def _top(
+        self,
+        slots: npt.NDArray[np.int64] | None,
+        raws: FloatArray,
+        k: int,
+        denominator: float,
+    ) -> list[Hit]:
+        n = len(raws)
+        picked = np.argpartition(raws, n - k)[n - k :] if k < n else np.arange(n)
+        top = raws[picked]
+        positive = top > 0
+        picked, top = picked[positive], top[positive]
+        chosen = picked if slots is None else slots[picked]
+        doc_ids = self._doc_ids[chosen]
+        order = np.lexsort((doc_ids, -top))
+        return [
+            Hit(int(doc_ids[i]), min(1.0, float(top[i]) / denominator), float(top[i]))
+            for i in order.tolist()
+        ]
 
     # ------------------------------------------------------------- statistics
     @property
@@ -501,6 +602,15 @@ class RecallIndex:
         """How many live entries contain ``term``."""
         tid = self._vocab.get(term)
         return 0 if tid is None else int(self._df[tid])
+
+    def nbytes(self) -> int:
+        """Approximate memory held by the index's arrays (not the Python dicts)."""
+        arrays = [
+            self._df, self._tfmax, self._dlmin, self._ptr, self._csr_slots, self._csr_tfs,
+            self._doc_ids, self._dl, self._alive,
+        ]
+        own = sum(p.slots.nbytes + p.tfs.nbytes for p in self._own.values())
+        return sum(a.nbytes for a in arrays) + own
 
 
 def _as_weights(query_terms: Sequence[str] | Mapping[str, float]) -> dict[str, float]:
@@ -520,9 +630,9 @@ def brute_force_raw(
     b: float = DEFAULT_B,
     prior_docs: int = PRIOR_DOCS,
 ) -> dict[int, float]:
-    """Reference BM25 (same formula as :class:`RecallIndex`), one entry at a time.
+    """Reference BM25 with the index's formula, one entry at a time.
 
-    Slow and obvious on purpose: tests compare the index with it.
+    Slow and obvious on purpose: the tests compare the index with it.
     """
     weights = _as_weights(query_terms)
     n = len(documents)
@@ -537,7 +647,7 @@ def brute_force_raw(
     for doc_id, doc_terms in documents.items():
         total = 0.0
         for term, weight in weights.items():
-            tf = doc_terms.count(term)
+            tf = list(doc_terms).count(term)
             if tf == 0:
                 continue
             idf = max(0.0, math.log((n + prior_docs - df[term] + 0.5) / (df[term] + 0.5)))

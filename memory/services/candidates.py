@@ -1,10 +1,99 @@
-"""Core-memory candidate extraction (design v2 §4): filled by the core-memory issue."""
+"""Core-memory candidate extraction (design v2 §4), a step of the after-run job.
+
+Only the teacher's own words in this run are a source: a proposal whose evidence is not
+quoted from the run's input is dropped, so the assistant's output and injected history
+(which are not part of ``Run.input``) can never become memory, and memory never
+re-extracts itself. Proposals that touch the red line are never saved; they are counted.
+Everything lands as a *pending* candidate: this module cannot create a fact.
+"""
 
 from __future__ import annotations
 
+import logging
+from collections import Counter
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.db.models.functions import Greatest
+
 from agents.models import Run
+from memory.extraction import parse_proposals
+from memory.factkey import evidence_in, fact_key, near_equal
+from memory.models import CoreCandidate, MemoryOp, RedlineAudit
+from memory.prompts import extract_messages
+from memory.redline import scan
+from memory.scope import Scope
+from memory.services.audit import redline_audit_record
+from memory.services.core import candidates_for_scope, facts_for_scope
+from memory.services.llm import memory_complete
+
+logger = logging.getLogger(__name__)
+
+# Inputs shorter than this carry no fact worth an LLM call ("好的", "继续").
+MIN_INPUT_CHARS = 4
 
 
 def candidates_extract(*, run: Run) -> int:
-    """Propose pending candidates from the teacher's own words in this run."""
-    return 0
+    """Propose pending candidates from this run. Idempotent: one extraction per run."""
+    if len(run.input.strip()) < MIN_INPUT_CHARS:
+        return 0
+    if MemoryOp.objects.filter(run_id=run.pk, kind=MemoryOp.Kind.EXTRACT, success=True).exists():
+        return 0
+    completion = memory_complete(
+        agent=run.agent,
+        messages=extract_messages(teacher_words=run.input, assistant_reply=run.output),
+        purpose="extract",
+        kind=MemoryOp.Kind.EXTRACT,
+        thread_id=run.thread_id,
+        run_id=run.pk,
+    )
+    scope = Scope.of(run)
+    blocked: Counter[str] = Counter()
+    created = 0
+    for proposal in parse_proposals(completion.text):
+        if not evidence_in(proposal.evidence, run.input):
+            logger.info("run %s: dropped a proposal not quoted from the teacher", run.pk)
+            continue
+        hits = scan(proposal.fact) + scan(proposal.evidence)
+        if hits:
+            blocked.update(hit.category.value for hit in hits)
+            continue
+        if _merge(scope=scope, run=run, fact=proposal.fact, evidence=proposal.evidence,
+                  confidence=proposal.confidence):
+            continue
+        try:
+            with transaction.atomic():
+                CoreCandidate.objects.create(
+                    **scope.filter_kwargs(),
+                    fact=proposal.fact,
+                    fact_key=fact_key(proposal.fact),
+                    confidence=proposal.confidence,
+                    evidence=proposal.evidence,
+                    source_run=run,
+                )
+            created += 1
+        except IntegrityError:
+            # The same key was proposed concurrently (or by a redelivered job).
+            _merge(scope=scope, run=run, fact=proposal.fact, evidence=proposal.evidence,
+                   confidence=proposal.confidence)
+    if blocked:
+        redline_audit_record(scope=scope, source=RedlineAudit.Source.CANDIDATE, counts=blocked)
+    return created
+
+
+def _merge(*, scope: Scope, run: Run, fact: str, evidence: str, confidence: float) -> bool:
+    """Fold a proposal into an equal fact or pending candidate. True if it was one."""
+    for text in facts_for_scope(scope=scope).values_list("text", flat=True):
+        if near_equal(text, fact):
+            return True  # already remembered
+    for candidate in candidates_for_scope(scope=scope).only("pk", "fact", "source_run_id"):
+        if near_equal(candidate.fact, fact):
+            if candidate.source_run_id != run.pk:
+                CoreCandidate.objects.filter(pk=candidate.pk).update(
+                    seen_count=F("seen_count") + 1,
+                    confidence=Greatest(F("confidence"), confidence),
+                    evidence=evidence,
+                    source_run=run,
+                )
+            return True
+    return False

@@ -20,8 +20,10 @@ from django.db.models import Q
 from agents.models import Run
 from agents.tokens import count_tokens, truncate_tokens
 from memory import faults
-from memory.models import MemoryOp, Thread
+from memory.models import MemoryOp, RedlineAudit, Thread
 from memory.prompts import FoldTurn, compress_messages
+from memory.scope import Scope
+from memory.services.audit import redline_audit_record
 from memory.services.llm import memory_complete
 
 logger = logging.getLogger(__name__)
@@ -145,7 +147,14 @@ def thread_compress(*, thread_id: str, source_run_id: int | None = None) -> Comp
             # Keep the newest part: the summary is appended to in time order.
             summary = truncate_tokens(summary, max_tokens, keep="tail")
         # The code red line, whatever the model did with the prompt's red line.
-        summary = redact(summary).text
+        redaction = redact(summary)
+        summary = redaction.text
+        if redaction.counts:
+            redline_audit_record(
+                scope=Scope.of(thread),
+                source=RedlineAudit.Source.SUMMARY,
+                counts={str(k): v for k, v in redaction.counts.items()},
+            )
         last = batch[-1]
         faults.checkpoint("compress.before_commit")
         if _save_if_cursor_unchanged(

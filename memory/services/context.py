@@ -16,10 +16,12 @@ from django.conf import settings
 from agents.tokens import count_tokens, truncate_tokens
 from memory import boundary
 from memory.ledger import Ledger
-from memory.models import Thread
+from memory.models import RedlineAudit, Thread
+from memory.redline import redact
 from memory.render import EMPTY, Rendered, Turn, render_thread
 from memory.sanitizer import sanitize_history
 from memory.scope import Scope
+from memory.services.audit import redline_audit_record
 
 # Framing of the messages themselves (role tags, separators) that the ledger reserves.
 _FRAMING_RESERVE = 64
@@ -136,8 +138,17 @@ def context_assemble(
     turns: list[Turn] = []
     if thread is not None:
         turns = _thread_turns(thread=thread, before_run_id=run_id)
+        # Summaries were filtered when saved; re-check at injection in case the rules
+        # grew since (design v2 §4, two layers).
+        summary = redact(thread.rolling_summary)
+        if summary.counts:
+            redline_audit_record(
+                scope=scope,
+                source=RedlineAudit.Source.INJECTION,
+                counts={str(k): v for k, v in summary.counts.items()},
+            )
         thread_section = render_thread(
-            summary=thread.rolling_summary,
+            summary=summary.text,
             turns=turns,
             budget=ledger.grant(settings.CONTEXT_CAP_THREAD),
             summary_cap=settings.CONTEXT_CAP_THREAD_SUMMARY,

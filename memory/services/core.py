@@ -1,11 +1,56 @@
-"""Core memory (L2): confirmed facts, always injected within their cap."""
+"""Core memory (L2), read side: the confirmed facts injected into every run.
+
+Nothing here creates a fact: the only write path from candidate to fact is
+``memory.services.facts``, called by a person (panel, API, admin).
+"""
 
 from __future__ import annotations
 
-from memory.render import EMPTY, Rendered
+from collections import Counter
+
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from memory import boundary
+from memory.models import CoreCandidate, CoreFact, RedlineAudit
+from memory.redline import scan
+from memory.render import EMPTY, Item, Rendered, render_list
 from memory.scope import Scope
+from memory.services.audit import redline_audit_record
+
+
+def facts_for_scope(*, scope: Scope) -> QuerySet[CoreFact]:
+    return CoreFact.objects.for_scope(**scope.filter_kwargs()).order_by("-confirmed_at", "-pk")
+
+
+def candidates_for_scope(*, scope: Scope) -> QuerySet[CoreCandidate]:
+    return CoreCandidate.objects.for_scope(**scope.filter_kwargs()).order_by(
+        "-confidence", "-created_at", "-pk"
+    )
 
 
 def core_render(*, scope: Scope, budget: int) -> Rendered:
-    """The ``[核心记忆]`` section. Filled by the core-memory issue (#5)."""
-    return EMPTY
+    """The ``[核心记忆]`` section: confirmed facts, newest first, within ``budget``.
+
+    Each fact is re-checked against the red line (a fact confirmed before a rule
+    existed is held back and counted); every injected fact's ``last_used_at`` is
+    touched, which is what the LRU eviction reads.
+    """
+    if budget <= 0:
+        return EMPTY
+    items: list[Item] = []
+    blocked: Counter[str] = Counter()
+    for fact_id, text in facts_for_scope(scope=scope).values_list("pk", "text"):
+        hits = scan(text)
+        if hits:
+            blocked.update(hit.category.value for hit in hits)
+            continue
+        items.append(Item(id=fact_id, text=text))
+    if blocked:
+        redline_audit_record(scope=scope, source=RedlineAudit.Source.INJECTION, counts=blocked)
+    rendered = render_list(
+        header=boundary.CORE_HEADER, footer=boundary.CORE_FOOTER, items=items, budget=budget
+    )
+    if rendered.ids:
+        CoreFact.objects.filter(pk__in=rendered.ids).update(last_used_at=timezone.now())
+    return rendered

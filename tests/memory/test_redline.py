@@ -190,6 +190,9 @@ MOBILE_CASES = _pos(
     "座机 010-12345678",
     "订单 2024 0613 0012",
     "第13800138000000号",
+    "电话会议号码是 8888 6666",
+    "我的工号是20230815",
+    "这本书的ISBN是978-7-107-31234-5",
 )
 
 CARD_CASES = (
@@ -238,6 +241,11 @@ GRADE_CASES = _pos(
     "这次月考张三数学 ５８ 分，比上次低",
     "他英语成绩等级为C",
     "他数学每次都考90分",
+    "孩子英语考了满分100分",
+    "小红的语文成绩一直是A",
+    "我儿子这学期期末总分620分，排年级第8名",
+    "My son got a B in math this term.",
+    "Her GPA is 3.2",
 ) + _neg(
     Category.GRADE,
     "本题5分",
@@ -278,6 +286,13 @@ GRADE_CASES = _pos(
     "给全班同学讲评期末考试卷",
     "按百分制给作文评分，60分及格",
     "学生们的数学作业每次10分",
+    "这次考试全年级平均分78.5分，比上次提高了3分",
+    "期末成绩由平时成绩30%和考试成绩70%组成",
+    "请把第5题的分值从8分改成10分",
+    "英语作文的评分等级分为A、B、C、D四档",
+    "以前出的卷子难度偏大，学生平均只有60多分，这次简单一点",
+    "请统计一下这次月考各分数段的人数分布",
+    "请用小明和小红的故事出一道应用题",
 )
 
 HEALTH_CASES = _pos(
@@ -301,6 +316,9 @@ HEALTH_CASES = _pos(
     "他以前有哮喘",
     "班上有个学生被诊断为抑郁症",
     "陈老师住院了，这周的课我来代",
+    "他身高170，体重偏胖，有高血压",
+    "我最近身体不好，在吃降压药",
+    "I was diagnosed with depression last year",
 ) + _neg(
     Category.HEALTH,
     "这首诗表达了抑郁的情绪",
@@ -319,6 +337,10 @@ HEALTH_CASES = _pos(
     "鲁迅的作品中常常流露出抑郁的色彩",
     "讲解癌细胞的分裂方式",
     "帮我查一下糖尿病患者的饮食建议",
+    "讲解一下艾滋病的传播途径，用于初二生物课",
+    "设计一个关于心理健康的班会，包括如何识别抑郁情绪",
+    "我不想给病人错误的诊断，应该如何避免？",
+    "Lesson plan about asthma awareness for grade 7",
 )
 
 CASES: list[Case] = ID_CASES + MOBILE_CASES + CARD_CASES + GRADE_CASES + HEALTH_CASES
@@ -416,12 +438,12 @@ def test_placeholder_does_not_lend_its_words_to_a_neighbour() -> None:
 
 
 def test_redact_reaches_a_fixed_point() -> None:
-    # The ID keeps 她 out of reach of 哮喘; once it is a short placeholder, she is near.
-    text = f"她{ID}有哮喘"
+    # The ID keeps 她 out of reach of the rank; once it is a short placeholder, she is near.
+    text = f"她{ID}年级第3名"
     assert [h.category for h in scan(text)] == [Category.ID_NUMBER]
     out = redact(text)
-    assert out.text == PLACEHOLDERS[Category.HEALTH]
-    assert out.counts == {Category.ID_NUMBER: 1, Category.HEALTH: 1}
+    assert out.text == PLACEHOLDERS[Category.GRADE]
+    assert out.counts == {Category.ID_NUMBER: 1, Category.GRADE: 1}
     assert redact(out.text) == redline.Redaction(text=out.text, counts={})
 
 

@@ -1,0 +1,120 @@
+"""Core memory API: facts and candidates. Promotion happens only here, the panel and admin."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import Http404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents.api.pagination import Pages
+from agents.api.views import _agent_or_404
+from memory.api.core_serializers import (
+    CandidateOutput,
+    ConfirmInput,
+    ConfirmOutput,
+    FactListOutput,
+    FactOutput,
+    FactPatchInput,
+)
+from memory.models import CoreCandidate, CoreFact
+from memory.scope import Scope
+from memory.services import facts
+from memory.services.core import candidates_for_scope, facts_for_scope
+
+
+def _scope(request: Request, agent_id: int) -> Scope:
+    agent = _agent_or_404(request, agent_id)
+    return Scope(tenant_id=agent.tenant_id, agent_id=agent.pk, owner_id=request.user.pk)
+
+
+def _candidate_or_404(request: Request, candidate_id: int) -> CoreCandidate:
+    candidate = facts.manageable_candidates(actor_id=request.user.pk).filter(pk=candidate_id).first()
+    if candidate is None:
+        raise Http404
+    return candidate
+
+
+def _fact_or_404(request: Request, fact_id: int) -> CoreFact:
+    fact = facts.manageable_facts(actor_id=request.user.pk).filter(pk=fact_id).first()
+    if fact is None:
+        raise Http404
+    return fact
+
+
+class FactListView(APIView):
+    @extend_schema(responses={200: FactListOutput})
+    def get(self, request: Request, agent_id: int) -> Response:
+        scope = _scope(request, agent_id)
+        items = list(facts_for_scope(scope=scope).select_related("confirmed_by"))
+        return Response(
+            FactListOutput(
+                {
+                    "capacity": settings.CORE_FACTS_MAX,
+                    "count": len(items),
+                    "would_evict": facts.eviction_preview(scope=scope),
+                    "results": items,
+                }
+            ).data
+        )
+
+
+class CandidateListView(APIView):
+    @extend_schema(responses={200: CandidateOutput(many=True)})
+    def get(self, request: Request, agent_id: int) -> Response:
+        scope = _scope(request, agent_id)
+        queryset = candidates_for_scope(scope=scope).select_related("source_run")
+        paginator = Pages()
+        page = paginator.paginate_queryset(queryset, request, view=self)
+        return paginator.get_paginated_response(CandidateOutput(page, many=True).data)
+
+
+class CandidateConfirmView(APIView):
+    @extend_schema(request=ConfirmInput, responses={200: ConfirmOutput})
+    def post(self, request: Request, candidate_id: int) -> Response:
+        candidate = _candidate_or_404(request, candidate_id)
+        data = ConfirmInput(data=request.data or {})
+        data.is_valid(raise_exception=True)
+        try:
+            result = facts.candidate_confirm(
+                candidate=candidate, actor_id=request.user.pk, text=data.validated_data.get("text")
+            )
+        except facts.FactRejected as exc:
+            raise serializers.ValidationError({"text": [str(exc)]}) from exc
+        except CoreCandidate.DoesNotExist as exc:
+            raise Http404 from exc
+        return Response(
+            ConfirmOutput(
+                {"fact": result.fact, "evicted_fact_id": result.evicted_id, "merged": result.merged}
+            ).data
+        )
+
+
+class CandidateRejectView(APIView):
+    @extend_schema(request=None, responses={204: None})
+    def post(self, request: Request, candidate_id: int) -> Response:
+        facts.candidate_reject(
+            candidate=_candidate_or_404(request, candidate_id), actor_id=request.user.pk
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class FactDetailView(APIView):
+    @extend_schema(request=FactPatchInput, responses={200: FactOutput})
+    def patch(self, request: Request, fact_id: int) -> Response:
+        fact = _fact_or_404(request, fact_id)
+        data = FactPatchInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            fact = facts.fact_update(fact=fact, actor_id=request.user.pk, text=data.validated_data["text"])
+        except facts.FactRejected as exc:
+            raise serializers.ValidationError({"text": [str(exc)]}) from exc
+        return Response(FactOutput(fact).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, fact_id: int) -> Response:
+        facts.fact_delete(fact=_fact_or_404(request, fact_id), actor_id=request.user.pk)
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,161 @@
+"""The only path from candidate to fact, and the edits of facts: a person's actions.
+
+Design v2 review #10: nothing becomes long-term memory without the teacher's own
+confirmation. These functions take the acting user and are called only by the memory
+panel, the API (owner or tenant admin) and the admin action. No background job, LLM
+output or agent tool imports this module (tests/memory/test_promotion_path.py proves it).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q, QuerySet
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from agents.models import Membership
+from memory.factkey import near_equal
+from memory.models import CoreCandidate, CoreFact, RedlineAudit
+from memory.redline import PLACEHOLDERS, Category, scan
+from memory.scope import Scope
+from memory.services.audit import redline_audit_record
+
+MAX_FACT_CHARS = 300
+
+
+class FactRejected(ValueError):
+    """The text cannot become a fact (empty, too long, or on the red line)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Confirmation:
+    fact: CoreFact
+    evicted_id: int | None
+    merged: bool
+
+
+def _actor_can_manage(*, actor_id: int, tenant_id: int, owner_id: int) -> bool:
+    if actor_id == owner_id:
+        return Membership.objects.filter(user_id=actor_id, tenant_id=tenant_id).exists()
+    return Membership.objects.filter(
+        user_id=actor_id, tenant_id=tenant_id, role=Membership.Role.ADMIN
+    ).exists()
+
+
+def _manageable(actor_id: int) -> Q:
+    """Items in the actor's tenants that are theirs, or in a tenant they administer."""
+    memberships = Membership.objects.filter(user_id=actor_id)
+    admin_tenants = memberships.filter(role=Membership.Role.ADMIN).values("tenant_id")
+    return Q(tenant_id__in=memberships.values("tenant_id")) & (
+        Q(owner_id=actor_id) | Q(tenant_id__in=admin_tenants)
+    )
+
+
+def manageable_candidates(*, actor_id: int) -> QuerySet[CoreCandidate]:
+    return CoreCandidate.objects.filter(_manageable(actor_id))
+
+
+def manageable_facts(*, actor_id: int) -> QuerySet[CoreFact]:
+    return CoreFact.objects.filter(_manageable(actor_id))
+
+
+def _clean_text(*, text: str, scope: Scope) -> str:
+    text = " ".join(text.split())
+    if not text:
+        raise FactRejected(_("事实内容不能为空。"))
+    if len(text) > MAX_FACT_CHARS:
+        raise FactRejected(_("事实内容过长：最多 %(n)d 个字符。") % {"n": MAX_FACT_CHARS})
+    hits = scan(text)
+    if hits:
+        counts = Counter(hit.category.value for hit in hits)
+        redline_audit_record(scope=scope, source=RedlineAudit.Source.FACT, counts=counts)
+        names = "、".join(sorted({PLACEHOLDERS[Category(c)] for c in counts}))
+        raise FactRejected(_("这条内容涉及不能保存的敏感信息：%(what)s。") % {"what": names})
+    return text
+
+
+def _lock_scope(scope: Scope) -> None:
+    """Serialise confirmations in one scope (the capacity check reads then writes)."""
+    list(
+        Membership.objects.select_for_update()
+        .filter(tenant_id=scope.tenant_id, user_id=scope.owner_id)
+        .values_list("pk", flat=True)
+    )
+
+
+def candidate_confirm(
+    *, candidate: CoreCandidate, actor_id: int, text: str | None = None
+) -> Confirmation:
+    """Promote a candidate (optionally edited) to a fact; evict the LRU fact at the cap."""
+    if not _actor_can_manage(
+        actor_id=actor_id, tenant_id=candidate.tenant_id, owner_id=candidate.owner_id
+    ):
+        raise PermissionError("not allowed")
+    scope = Scope.of(candidate)
+    final = _clean_text(text=candidate.fact if text is None else text, scope=scope)
+    now = timezone.now()
+    with transaction.atomic():
+        _lock_scope(scope)
+        if not CoreCandidate.objects.filter(pk=candidate.pk).exists():
+            raise CoreCandidate.DoesNotExist
+        facts = CoreFact.objects.for_scope(**scope.filter_kwargs())
+        for existing in facts:
+            if near_equal(existing.text, final):
+                CoreCandidate.objects.filter(pk=candidate.pk).delete()
+                return Confirmation(fact=existing, evicted_id=None, merged=True)
+        evicted_id = None
+        if facts.count() >= settings.CORE_FACTS_MAX:
+            victim = _least_recently_used(facts)
+            if victim is not None:
+                evicted_id = victim.pk
+                victim.delete()
+        fact = CoreFact.objects.create(
+            **scope.filter_kwargs(),
+            text=final,
+            source_run_id=candidate.source_run_id,
+            confirmed_by_id=actor_id,
+            confirmed_at=now,
+        )
+        CoreCandidate.objects.filter(pk=candidate.pk).delete()
+    return Confirmation(fact=fact, evicted_id=evicted_id, merged=False)
+
+
+def eviction_preview(*, scope: Scope) -> CoreFact | None:
+    """The fact that confirming one more would evict, if the scope is full."""
+    facts = CoreFact.objects.for_scope(**scope.filter_kwargs())
+    if facts.count() < settings.CORE_FACTS_MAX:
+        return None
+    return _least_recently_used(facts)
+
+
+def _least_recently_used(facts: QuerySet[CoreFact]) -> CoreFact | None:
+    # Never injected counts as least recently used; ties go to the oldest confirmation.
+    return facts.order_by(
+        F("last_used_at").asc(nulls_first=True), "confirmed_at", "pk"
+    ).first()
+
+
+def candidate_reject(*, candidate: CoreCandidate, actor_id: int) -> None:
+    if not _actor_can_manage(
+        actor_id=actor_id, tenant_id=candidate.tenant_id, owner_id=candidate.owner_id
+    ):
+        raise PermissionError("not allowed")
+    CoreCandidate.objects.filter(pk=candidate.pk).delete()
+
+
+def fact_update(*, fact: CoreFact, actor_id: int, text: str) -> CoreFact:
+    if not _actor_can_manage(actor_id=actor_id, tenant_id=fact.tenant_id, owner_id=fact.owner_id):
+        raise PermissionError("not allowed")
+    fact.text = _clean_text(text=text, scope=Scope.of(fact))
+    fact.save(update_fields=["text", "updated_at"])
+    return fact
+
+
+def fact_delete(*, fact: CoreFact, actor_id: int) -> None:
+    if not _actor_can_manage(actor_id=actor_id, tenant_id=fact.tenant_id, owner_id=fact.owner_id):
+        raise PermissionError("not allowed")
+    CoreFact.objects.filter(pk=fact.pk).delete()
