@@ -9,11 +9,15 @@ Run: ``.venv/bin/python benchmarks/redline.py [--texts N] [--rounds R] [--seed S
    caught and how many clean texts were left untouched.
 2. Prints, per category, how many positives of the test tables are caught and how many
    negatives pass (``tests/memory/test_redline.py::CASES``).
+3. If the shared development data is present (``../shared/data``), counts hits on its
+   ordinary Chinese texts (Safety-Prompts requests, MADial dialogues and memories), none
+   of which is about a real student: every hit there is worth a look.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import time
@@ -172,6 +176,42 @@ def tables() -> None:
     print("\n".join(missed) if missed else "all table cases as expected")
 
 
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def _shared_texts() -> list[str]:
+    texts: list[str] = []
+    for name in (
+        "injection-dev/safety_prompts_reverse_exposure_dev.jsonl",
+        "injection-dev/safety_prompts_goal_hijacking_dev.jsonl",
+    ):
+        path = DATA / name
+        if path.exists():
+            texts += [json.loads(line)["text"] for line in path.open(encoding="utf-8")]
+    madial = DATA / "recall-dev/madial/zh"
+    if (madial / "MADial-Bench-zh-memory.json").exists():
+        for line in (madial / "MADial-Bench-zh-memory.json").open(encoding="utf-8"):
+            texts += [event.get("event", "") for event in json.loads(line).values()]
+    if (madial / "MADial-Bench-zh-dialogue.json").exists():
+        for line in (madial / "MADial-Bench-zh-dialogue.json").open(encoding="utf-8"):
+            texts += json.loads(line)["dialogue"]
+    return texts
+
+
+def shared_data() -> None:
+    texts = _shared_texts()
+    if not texts:
+        print(f"\nshared data not found under {DATA}; skipped")
+        return
+    flagged: list[str] = []
+    for text in texts:
+        for hit in scan(text):
+            snippet = text[max(0, hit.start - 12) : hit.end + 8].replace("\n", " ")
+            flagged.append(f"  {hit.category.value}: …{snippet}…")
+    print(f"\nshared ordinary texts: {len(texts)}, hits: {len(flagged)}")
+    print("\n".join(flagged[:20]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--texts", type=int, default=2000)
@@ -180,6 +220,7 @@ def main() -> None:
     args = parser.parse_args()
     throughput(generate(args.texts, args.seed), args.rounds)
     tables()
+    shared_data()
 
 
 if __name__ == "__main__":

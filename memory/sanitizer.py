@@ -238,18 +238,18 @@ def _tail(end: str) -> str:
 # Marker rules (→ PLACEHOLDER_MARKER)
 # --------------------------------------------------------------------------------------
 
+# Matched with an optional plural "s" and the suffixes below; "sys" also covers "system"
+# through the alternation order (longest first).
 _ROLE_EN = (
     "system",
     "sys",
     "important",
     "instruction",
-    "instructions",
     "admin",
     "administrator",
     "developer",
     "override",
     "new instruction",
-    "new instructions",
     "dev mode",
 )
 _ROLE_EN_SUFFIX = (
@@ -273,7 +273,8 @@ _ROLE_ZH = (
 _ROLE_ZH_SUFFIX = r"(?:提示词|提示|消息|通知|指令|公告|命令|模式|设定|信息)?"
 _ROLE_FIRSTS = re.escape("".join(sorted({w[0] for w in _ROLE_EN + _ROLE_ZH})))
 _ROLE_KW = (
-    rf"(?=[{_ROLE_FIRSTS}])(?:{_alt(_ROLE_EN)}{_ROLE_EN_SUFFIX}|{_alt(_ROLE_ZH)}{_ROLE_ZH_SUFFIX})"
+    rf"(?=[{_ROLE_FIRSTS}])(?:{_alt(_ROLE_EN)}(?:{_LETTER_SEP}s)?{_ROLE_EN_SUFFIX}"
+    rf"|{_alt(_ROLE_ZH)}{_ROLE_ZH_SUFFIX})"
 )
 
 # [System], 【系统】, [ S y s t e m ], [SYSTEM NOTE], [重要通知], <system>, (System) ...
@@ -344,7 +345,8 @@ _SECTION_TITLES = (
 )
 _BOUNDARY_RE = re.compile(
     rf"[{re.escape(_OPEN_STRICT + _OPEN_CODE)}]{_O_MORE}{_SP}{_alt(_SECTION_TITLES)}"
-    rf"(?:{_NOT_C}{{0,240}}{_C}{{1,3}})?"
+    # up to its close, or to the end of the line when the forgery leaves it open
+    rf"(?:{_NOT_C}{{0,240}}{_C}{{1,3}}|{_NOT_C}{{0,240}})"
 )
 _BOUNDARY_PHRASE_RE = re.compile(
     _alt(
@@ -474,12 +476,14 @@ def _lead(*alternatives: tuple[str, str]) -> str:
 
     The regex engine scans fast only for a pattern whose first element is a plain
     literal or character class, so the first character of every head is consumed by
-    one class and each alternative re-checks it with a one-character lookbehind.
+    one class and each alternative re-checks it with a one-character lookbehind. Heads
+    sharing a tail share one copy of it (order of first appearance is kept).
     """
     firsts = "".join(sorted({head[0] for head, _ in alternatives}))
-    branches: list[str] = []
+    by_tail: dict[str, list[str]] = {}
     for head, tail in alternatives:
-        branches.append(f"(?<={re.escape(head[0])}){re.escape(head[1:])}{tail}")
+        by_tail.setdefault(tail, []).append(f"(?<={re.escape(head[0])}){re.escape(head[1:])}")
+    branches = [f"(?:{'|'.join(heads)}){tail}" for tail, heads in by_tail.items()]
     return f"[{re.escape(firsts)}](?:{'|'.join(branches)})"
 
 

@@ -96,6 +96,8 @@ _PRUNE_SHARE = 1 / 64
 _PRUNE_MIN_POSTINGS = 2048
 _PRUNE_ATTEMPTS = 3
 _PRUNE_MAX_CANDIDATES = 1 / 8
+# Slots of short postings lists kept to estimate the k-th best score cheaply.
+_POOL_LIMIT = 8192
 
 IntArray = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float32]
@@ -513,29 +515,49 @@ class RecallIndex:
     ) -> tuple[npt.NDArray[np.int64] | None, FloatArray]:
         """Exact BM25 of every entry that can be in the top ``k`` (MaxScore).
 
-        Returns ``(None, dense scores by slot)`` or, once pruned, ``(candidate slots,
-        their scores)``; entries left out cannot reach the top ``k``.
+        Terms come by decreasing upper bound. Returns ``(None, dense scores by slot)``
+        or, once pruned, ``(candidate slots, their scores)``: an entry left out cannot
+        reach the top ``k`` because its partial score plus the bounds of the terms not
+        yet added stays below the k-th best partial score.
         """
         n = self._n_slots
         k1p1 = self.k1 + 1.0
         scores = np.zeros(n, dtype=np.float32)
         if blocked is not None:
             scores[blocked] = -np.inf
-        remaining = np.concatenate([np.cumsum(bounds[::-1])[::-1], [0.0]])
-        threshold_len = max(_PRUNE_MIN_POSTINGS, int(n * _PRUNE_SHARE))
-        attempts = 0
+        # remaining[i]: the most that terms i, i+1, ... can add to one entry.
+        remaining = np.append(np.cumsum(bounds[::-1])[::-1], 0.0)
+        long_postings = max(_PRUNE_MIN_POSTINGS, int(n * _PRUNE_SHARE))
+        pool: list[IntArray] = []  # slots of the short lists seen: cheap theta estimates
+        pool_size = 0
+        full_checks = 0
         for i, tid in enumerate(term_ids):
             slots, tfs = self._postings(tid)
-            if len(slots) > threshold_len and attempts < _PRUNE_ATTEMPTS and k < n:
-                attempts += 1
-                theta = float(np.partition(scores, n - k)[n - k])
-                if theta > 0.0:
-                    floor = theta * (1.0 - 1e-6) - float(remaining[i])
+            if len(slots) > long_postings and k < n:
+                theta = 0.0
+                if pool_size >= k:
+                    seen = np.unique(np.concatenate(pool)) if len(pool) > 1 else pool[0]
+                    if len(seen) >= k:
+                        theta = float(np.partition(scores[seen], len(seen) - k)[len(seen) - k])
+                elif full_checks < _PRUNE_ATTEMPTS and remaining[i] <= 0.5 * remaining[0]:
+                    full_checks += 1
+                    theta = float(np.partition(scores, n - k)[n - k])
+                floor = theta * (1.0 - 1e-6) - float(remaining[i])
+                if theta > 0.0 and floor > 0.0:
                     candidates = np.flatnonzero(scores >= floor)
                     if len(candidates) <= n * _PRUNE_MAX_CANDIDATES:
-                        return candidates, self._finish(
-                            candidates, scores[candidates], term_ids[i:], masses[i:], norms
+                        return self._finish(
+                            candidates,
+                            scores[candidates],
+                            term_ids[i:],
+                            masses[i:],
+                            remaining[i:],
+                            norms,
+                            k,
                         )
+            elif pool_size < _POOL_LIMIT:
+                pool.append(slots)
+                pool_size += len(slots)
             mass = np.float32(masses[i] * k1p1)
             scores[slots] += tfs * mass / (tfs + norms[slots])
         return None, scores
@@ -546,24 +568,43 @@ class RecallIndex:
         partial: FloatArray,
         term_ids: list[int],
         masses: npt.NDArray[np.float64],
+        remaining: npt.NDArray[np.float64],
         norms: FloatArray,
-    ) -> FloatArray:
-        """Add the remaining terms' contributions to the candidates (binary search)."""
+        k: int,
+    ) -> tuple[npt.NDArray[np.int64], FloatArray]:
+        """Add the remaining terms for the candidates only, pruning them as we go."""
         k1p1 = self.k1 + 1.0
+        position = np.full(self._n_slots, -1, dtype=np.int64)  # slot -> index in candidates
+        position[candidates] = np.arange(len(candidates))
         cand_norms = norms[candidates]
-        for tid, term_mass in zip(term_ids, masses.tolist(), strict=True):
+        for j, (tid, term_mass) in enumerate(zip(term_ids, masses.tolist(), strict=True)):
             slots, tfs = self._postings(tid)
-            if not len(slots):
-                continue
-            pos = np.searchsorted(slots, candidates)
-            np.minimum(pos, len(slots) - 1, out=pos)
-            found = slots[pos] == candidates
-            if not found.any():
-                continue
-            tf = tfs[pos[found]]
             mass = np.float32(term_mass * k1p1)
-            partial[found] += tf * mass / (tf + cand_norms[found])
-        return partial
+            if len(candidates) * 16 < len(slots):
+                pos = np.searchsorted(slots, candidates)
+                np.minimum(pos, len(slots) - 1, out=pos)
+                found = np.flatnonzero(slots[pos] == candidates)
+                tf = tfs[pos[found]]
+            else:
+                where = position[slots]
+                hit = where >= 0
+                found = where[hit]
+                tf = tfs[hit]
+            if len(found):
+                partial[found] += tf * mass / (tf + cand_norms[found])
+            # Drop the candidates that can no longer reach the top k.
+            if len(candidates) > k:
+                theta = float(np.partition(partial, len(partial) - k)[len(partial) - k])
+                keep = partial >= theta * (1.0 - 1e-6) - float(remaining[j + 1])
+                if not keep.all():
+                    position[candidates[~keep]] = -1
+                    candidates, partial, cand_norms = (
+                        candidates[keep],
+                        partial[keep],
+                        cand_norms[keep],
+                    )
+                    position[candidates] = np.arange(len(candidates))
+        return candidates, partial
 
     def _denominator(self, masses: list[float], idf0: float) -> float:
         """``Q_L + PRIOR_TERMS * idf0``: the evidence the score is a share of."""

@@ -25,7 +25,11 @@ AUTOMATIC_ENTRY_POINTS = [
 
 
 def module_file(name: str) -> Path | None:
-    spec = importlib.util.find_spec(name)
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, AttributeError, ValueError):
+        return None  # "from package.module import name": not a module
+
     if spec is None or spec.origin is None or not spec.origin.startswith(str(ROOT)):
         return None
     return Path(spec.origin)
