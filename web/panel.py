@@ -1,3 +1,321 @@
-from django.urls import URLPattern
+"""The memory panel (issue #5): the teacher confirms, edits or deletes long-term facts.
 
-urlpatterns: list[URLPattern] = []
+Plain HTML forms first: every action is a POST that redirects back to
+``/memory/?agent=<id>`` with a flash message, so the page works with JavaScript off.
+``static/web/memory.js`` only enhances it (no full reload, select-all).
+
+Views are thin. Reads go through the tenant-scoped selectors; every write is a call to
+``memory.services.facts`` with ``actor_id=request.user.pk`` (the only write path from a
+candidate to a fact). An item outside the chosen agent's scope of the current teacher
+is a 404, whether it belongs to a colleague or to another school.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.core.validators import ProhibitNullCharactersValidator
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import URLPattern, path, re_path, reverse
+from django.utils.http import urlencode
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from agents import selectors
+from memory.models import CoreCandidate, CoreFact
+from memory.scope import Scope
+from memory.services import facts
+from memory.services.core import candidates_for_scope, facts_for_scope
+
+if TYPE_CHECKING:
+    from agents.models import Agent
+
+# A bulk form never carries more ids than a page can show; more is not a teacher.
+BULK_MAX = 200
+
+
+# -- helpers ------------------------------------------------------------------------------
+def _parse_id(value: str | None) -> int | None:
+    if value is None or not value.isascii() or not value.isdigit() or len(value) > 18:
+        return None
+    return int(value)
+
+
+def _agent_or_404(request: HttpRequest, raw_id: str | None) -> Agent:
+    agent_id = _parse_id(raw_id)
+    agent = None if agent_id is None else selectors.agent_get(user=request.user, agent_id=agent_id)
+    if agent is None:
+        raise Http404
+    return agent
+
+
+def _scope(request: HttpRequest, agent: Agent) -> Scope:
+    return Scope(tenant_id=agent.tenant_id, agent_id=agent.pk, owner_id=request.user.pk)
+
+
+def _candidates(request: HttpRequest, agent: Agent) -> QuerySet[CoreCandidate]:
+    """The candidates this teacher may act on here: manageable and in the panel's scope."""
+    return facts.manageable_candidates(actor_id=request.user.pk).filter(
+        **_scope(request, agent).filter_kwargs()
+    )
+
+
+def _facts(request: HttpRequest, agent: Agent) -> QuerySet[CoreFact]:
+    return facts.manageable_facts(actor_id=request.user.pk).filter(
+        **_scope(request, agent).filter_kwargs()
+    )
+
+
+def _candidate_or_404(request: HttpRequest, agent: Agent, candidate_id: int) -> CoreCandidate:
+    candidate = _candidates(request, agent).filter(pk=candidate_id).first()
+    if candidate is None:
+        raise Http404
+    return candidate
+
+
+def _fact_or_404(request: HttpRequest, agent: Agent, fact_id: int) -> CoreFact:
+    fact = _facts(request, agent).filter(pk=fact_id).first()
+    if fact is None:
+        raise Http404
+    return fact
+
+
+def _back(agent: Agent) -> HttpResponseRedirect:
+    return HttpResponseRedirect(f"{reverse('memory-panel')}?{urlencode({'agent': agent.pk})}")
+
+
+def _posted_text(request: HttpRequest) -> str | None:
+    """The edited text, or None when the form has no text field (plain confirm).
+
+    Emptiness, length and the red line are the service's checks (``FactRejected``); a
+    NUL character would fail on PostgreSQL with a 500, so it is refused here.
+    """
+    if "text" not in request.POST:
+        return None
+    text = request.POST["text"]
+    try:
+        ProhibitNullCharactersValidator()(text)
+    except ValidationError as exc:
+        raise facts.FactRejected(_("事实内容包含无效字符。")) from exc
+    return text
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _confirm(
+    request: HttpRequest, candidate: CoreCandidate, text: str | None
+) -> facts.Confirmation | None:
+    """Confirm one candidate; flash the refusal and return None when it is refused."""
+    try:
+        return facts.candidate_confirm(candidate=candidate, actor_id=request.user.pk, text=text)
+    except facts.FactRejected as exc:
+        messages.error(request, str(exc))
+    except CoreCandidate.DoesNotExist:
+        messages.warning(request, _("这条候选记忆已不存在（可能刚被处理过）。"))
+    except PermissionError as exc:
+        raise Http404 from exc
+    return None
+
+
+def _flash_eviction(request: HttpRequest, evicted: list[str]) -> None:
+    if evicted:
+        messages.info(
+            request,
+            _("已达上限，已淘汰最久未使用的记忆：%(facts)s")
+            % {"facts": "、".join(f"「{_short(t)}」" for t in evicted)},
+        )
+
+
+# -- the page -----------------------------------------------------------------------------
+def memory_strings() -> dict[str, str]:
+    """The few strings memory.js shows. Placeholders use the ``%(name)s`` form."""
+    return {
+        "networkError": _("网络连接中断，操作没有完成。请检查网络后重试。"),
+        "httpError": _("服务器出错了（HTTP %(status)s），请刷新页面后重试。"),
+        "notFound": _("找不到这条记忆，它可能已被处理。列表已刷新。"),
+        "selected": _("已选 %(n)s 条"),
+    }
+
+
+@require_GET
+@login_required
+def memory_page(request: HttpRequest) -> HttpResponse:
+    agents = list(selectors.agent_list(user=request.user))
+    raw = request.GET.get("agent")
+    if raw is not None:
+        agent: Agent | None = _agent_or_404(request, raw)
+    else:
+        agent = agents[0] if agents else None
+    context: dict[str, object] = {
+        "agents": agents,
+        "agent": agent,
+        "many_tenants": len({a.tenant_id for a in agents}) > 1,
+        "capacity": settings.CORE_FACTS_MAX,
+        "memory_strings": memory_strings(),
+    }
+    if agent is not None:
+        scope = _scope(request, agent)
+        fact_list = list(facts_for_scope(scope=scope))
+        candidate_list = list(candidates_for_scope(scope=scope).select_related("source_run"))
+        for candidate in candidate_list:
+            candidate.percent = round(candidate.confidence * 100)  # type: ignore[attr-defined]
+        context.update(
+            facts=fact_list,
+            candidates=candidate_list,
+            fact_count=len(fact_list),
+            full=len(fact_list) >= settings.CORE_FACTS_MAX,
+            would_evict=facts.eviction_preview(scope=scope),
+            text_max=facts.MAX_FACT_CHARS,
+        )
+    return render(request, "web/memory.html", context)
+
+
+# -- candidate actions --------------------------------------------------------------------
+@require_POST
+@login_required
+def candidate_confirm(request: HttpRequest, candidate_id: str) -> HttpResponse:
+    agent = _agent_or_404(request, request.POST.get("agent"))
+    candidate = _candidate_or_404(request, agent, int(candidate_id))
+    try:
+        text = _posted_text(request)
+    except facts.FactRejected as exc:
+        messages.error(request, str(exc))
+        return _back(agent)
+    preview = facts.eviction_preview(scope=_scope(request, agent))
+    result = _confirm(request, candidate, text)
+    if result is not None:
+        if result.merged:
+            messages.success(
+                request,
+                _("已确认：与已有记忆「%(fact)s」相同，已合并。") % {"fact": _short(result.fact.text)},
+            )
+        else:
+            messages.success(request, _("已确认：「%(fact)s」") % {"fact": _short(result.fact.text)})
+        if result.evicted_id is not None:
+            same = preview is not None and preview.pk == result.evicted_id
+            _flash_eviction(request, [preview.text] if same and preview else [_("一条记忆")])
+    return _back(agent)
+
+
+@require_POST
+@login_required
+def candidate_reject(request: HttpRequest, candidate_id: str) -> HttpResponse:
+    agent = _agent_or_404(request, request.POST.get("agent"))
+    candidate = _candidate_or_404(request, agent, int(candidate_id))
+    try:
+        facts.candidate_reject(candidate=candidate, actor_id=request.user.pk)
+    except PermissionError as exc:
+        raise Http404 from exc
+    messages.success(request, _("已删除候选记忆：「%(fact)s」") % {"fact": _short(candidate.fact)})
+    return _back(agent)
+
+
+@require_POST
+@login_required
+def candidate_bulk(request: HttpRequest) -> HttpResponse:
+    agent = _agent_or_404(request, request.POST.get("agent"))
+    action = request.POST.get("action")
+    if action not in {"confirm", "delete"}:
+        messages.error(request, _("请选择要执行的批量操作。"))
+        return _back(agent)
+    raw_ids = request.POST.getlist("ids")
+    ids = [_parse_id(raw) for raw in raw_ids]
+    if not raw_ids:
+        messages.warning(request, _("请先勾选要操作的候选记忆。"))
+        return _back(agent)
+    if None in ids or len(ids) > BULK_MAX:
+        messages.error(request, _("所选内容无效，请刷新页面后重试。"))
+        return _back(agent)
+    wanted = set(ids)
+    # Lowest confidence first: at the cap each confirmation evicts the least recently
+    # used fact, so what is confirmed last (the most confident) is the last to go.
+    found = list(
+        _candidates(request, agent).filter(pk__in=wanted).order_by("confidence", "created_at", "pk")
+    )
+    if len(found) != len(wanted):
+        raise Http404
+    done = 0
+    if action == "delete":
+        for candidate in found:
+            try:
+                facts.candidate_reject(candidate=candidate, actor_id=request.user.pk)
+            except PermissionError as exc:
+                raise Http404 from exc
+            done += 1
+        messages.success(request, _("已删除 %(n)d 条候选记忆。") % {"n": done})
+        return _back(agent)
+    evicted: list[str] = []
+    scope = _scope(request, agent)
+    for candidate in found:
+        preview = facts.eviction_preview(scope=scope)
+        result = _confirm(request, candidate, None)
+        if result is None:
+            continue
+        done += 1
+        if result.evicted_id is not None and preview is not None:
+            evicted.append(preview.text if preview.pk == result.evicted_id else _("一条记忆"))
+    if done:
+        messages.success(request, _("已确认 %(n)d 条记忆。") % {"n": done})
+    _flash_eviction(request, evicted)
+    return _back(agent)
+
+
+# -- fact actions -------------------------------------------------------------------------
+@require_POST
+@login_required
+def fact_update(request: HttpRequest, fact_id: str) -> HttpResponse:
+    agent = _agent_or_404(request, request.POST.get("agent"))
+    fact = _fact_or_404(request, agent, int(fact_id))
+    try:
+        text = _posted_text(request)
+        if text is None:
+            raise facts.FactRejected(_("事实内容不能为空。"))
+        fact = facts.fact_update(fact=fact, actor_id=request.user.pk, text=text)
+    except facts.FactRejected as exc:
+        messages.error(request, str(exc))
+    except PermissionError as exc:
+        raise Http404 from exc
+    else:
+        messages.success(request, _("已保存：「%(fact)s」") % {"fact": _short(fact.text)})
+    return _back(agent)
+
+
+@require_POST
+@login_required
+def fact_delete(request: HttpRequest, fact_id: str) -> HttpResponse:
+    agent = _agent_or_404(request, request.POST.get("agent"))
+    fact = _fact_or_404(request, agent, int(fact_id))
+    try:
+        facts.fact_delete(fact=fact, actor_id=request.user.pk)
+    except PermissionError as exc:
+        raise Http404 from exc
+    messages.success(request, _("已删除记忆：「%(fact)s」") % {"fact": _short(fact.text)})
+    return _back(agent)
+
+
+_ID = r"(?P<%s>[0-9]{1,18})"
+
+urlpatterns: list[URLPattern] = [
+    path("memory/", memory_page, name="memory-panel"),
+    re_path(
+        rf"^memory/candidates/{_ID % 'candidate_id'}/confirm/$",
+        candidate_confirm,
+        name="memory-candidate-confirm",
+    ),
+    re_path(
+        rf"^memory/candidates/{_ID % 'candidate_id'}/delete/$",
+        candidate_reject,
+        name="memory-candidate-delete",
+    ),
+    path("memory/candidates/bulk/", candidate_bulk, name="memory-candidate-bulk"),
+    re_path(rf"^memory/facts/{_ID % 'fact_id'}/edit/$", fact_update, name="memory-fact-edit"),
+    re_path(rf"^memory/facts/{_ID % 'fact_id'}/delete/$", fact_delete, name="memory-fact-delete"),
+]
