@@ -47,17 +47,25 @@ class _Slot:
     keep: str  # which end survives truncation: "head" or "tail"
     priority: int  # 0 is filled first and cut last
     granted: int = 0
+    tokens: int = -1
+    _cache: dict[int, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.tokens = count_tokens(self.text)
 
     def render(self) -> str:
+        """The text cut to ``granted`` tokens (memoised: assembling re-renders often)."""
         if self.granted <= 0:
             return ""
-        if count_tokens(self.text) <= self.granted:
+        if self.tokens <= self.granted:
             return self.text
-        room = self.granted - count_tokens(ELLIPSIS)
-        if room <= 0:
-            return ""
-        cut = truncate_tokens(self.text, room, keep=self.keep)
-        return cut + ELLIPSIS if self.keep == "head" else ELLIPSIS + cut
+        if self.granted not in self._cache:
+            room = self.granted - count_tokens(ELLIPSIS)
+            cut = truncate_tokens(self.text, room, keep=self.keep) if room > 0 else ""
+            if cut:
+                cut = cut + ELLIPSIS if self.keep == "head" else ELLIPSIS + cut
+            self._cache[self.granted] = cut
+        return self._cache[self.granted]
 
 
 def render_thread(
@@ -124,7 +132,7 @@ def render_thread(
         return EMPTY
     caps = {"recent": recent_cap, "summary": summary_cap}
     for slot in slots:
-        want = count_tokens(slot.text)
+        want = slot.tokens
         grant = min(want, available, caps[slot.cap_group])
         if grant < min(want, _MIN_SLOT):
             grant = 0
@@ -147,7 +155,7 @@ def render_thread(
     if not any(s.granted for s in slots) and not any(k == "failed" for k, _ in order):
         return EMPTY
 
-    truncated = any(s.granted < count_tokens(s.text) for s in slots)
+    truncated = any(s.granted < s.tokens for s in slots)
     summary_slot = by_key.get("summary")
     parts = {
         "summary": count_tokens(summary_slot.render()) if summary_slot else 0,

@@ -91,10 +91,9 @@ GATE_LIMIT = 3
 _COMPACT_DEAD_SHARE = 0.25
 _MIN_CAPACITY = 8
 # MaxScore: try to prune before a term with more postings than this share of the slots
-# (and at least _PRUNE_MIN_POSTINGS); give up pruning after this many failed attempts.
+# (and at least _PRUNE_MIN_POSTINGS).
 _PRUNE_SHARE = 1 / 64
 _PRUNE_MIN_POSTINGS = 2048
-_PRUNE_ATTEMPTS = 3
 _PRUNE_MAX_CANDIDATES = 1 / 8
 # Slots of short postings lists kept to estimate the k-th best score cheaply.
 _POOL_LIMIT = 8192
@@ -527,23 +526,31 @@ class RecallIndex:
             scores[blocked] = -np.inf
         # remaining[i]: the most that terms i, i+1, ... can add to one entry.
         remaining = np.append(np.cumsum(bounds[::-1])[::-1], 0.0)
+        half = 0.5 * float(remaining[0])
         long_postings = max(_PRUNE_MIN_POSTINGS, int(n * _PRUNE_SHARE))
-        pool: list[IntArray] = []  # slots of the short lists seen: cheap theta estimates
-        pool_size = 0
-        full_checks = 0
+        # The entries of the first (rarest, strongest) terms: their k-th best partial
+        # score is a cheap lower bound of the k-th best overall.
+        pool: npt.NDArray[np.int64] | None = None
+        pool_parts: list[IntArray] = []
+        since_full_check = 0
         for i, tid in enumerate(term_ids):
             slots, tfs = self._postings(tid)
-            if len(slots) > long_postings and k < n:
+            # Pruning can only succeed once the terms done could outweigh the rest.
+            if len(slots) > long_postings and k < n and remaining[i] <= half:
+                if pool is None and pool_parts:
+                    pool = (
+                        pool_parts[0].astype(np.int64)
+                        if len(pool_parts) == 1
+                        else np.unique(np.concatenate(pool_parts))
+                    )
                 theta = 0.0
-                if pool_size >= k:
-                    seen = np.unique(np.concatenate(pool)) if len(pool) > 1 else pool[0]
-                    if len(seen) >= k:
-                        theta = float(np.partition(scores[seen], len(seen) - k)[len(seen) - k])
-                elif full_checks < _PRUNE_ATTEMPTS and remaining[i] <= 0.5 * remaining[0]:
-                    full_checks += 1
+                if pool is not None and len(pool) >= k:
+                    theta = float(np.partition(scores[pool], len(pool) - k)[len(pool) - k])
+                if theta * (1.0 - 1e-6) <= remaining[i] and since_full_check >= n // 2:
+                    since_full_check = 0
                     theta = float(np.partition(scores, n - k)[n - k])
                 floor = theta * (1.0 - 1e-6) - float(remaining[i])
-                if theta > 0.0 and floor > 0.0:
+                if floor > 0.0:
                     candidates = np.flatnonzero(scores >= floor)
                     if len(candidates) <= n * _PRUNE_MAX_CANDIDATES:
                         return self._finish(
@@ -555,9 +562,9 @@ class RecallIndex:
                             norms,
                             k,
                         )
-            elif pool_size < _POOL_LIMIT:
-                pool.append(slots)
-                pool_size += len(slots)
+            if pool is None and sum(map(len, pool_parts)) < _POOL_LIMIT:
+                pool_parts.append(slots)
+            since_full_check += len(slots)
             mass = np.float32(masses[i] * k1p1)
             scores[slots] += tfs * mass / (tfs + norms[slots])
         return None, scores
