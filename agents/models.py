@@ -235,6 +235,7 @@ class Run(models.Model):
     memory_attempts = models.PositiveIntegerField(_("记忆处理次数"), default=0)
     memory_error = models.CharField(_("记忆处理错误"), max_length=64, blank=True)
     memory_enqueued_at = models.DateTimeField(null=True, blank=True)
+    memory_done_at = models.DateTimeField(_("记忆处理完成时间"), null=True, blank=True)
 
     objects = RunQuerySet.as_manager()
 

@@ -101,6 +101,9 @@ def database_from_url(url: str, *, base_dir: Path) -> dict[str, Any]:
             "HOST": parts.hostname or "",
             "PORT": str(parts.port or ""),
             "OPTIONS": options,
-            "CONN_MAX_AGE": 0,
+            # Persistent connections (checked before reuse): the worker runs many short
+            # jobs and would otherwise open a connection per job.
+            "CONN_MAX_AGE": env_int("DB_CONN_MAX_AGE", 60, minimum=0),
+            "CONN_HEALTH_CHECKS": True,
         }
     raise ImproperlyConfigured(f"DATABASE_URL scheme {scheme!r} is not supported (sqlite, postgres)")

@@ -192,8 +192,9 @@ Q_CLUSTER = {
     "max_attempts": 3,
     # Missed schedules (the sweeper while the server was down) run once, not N times.
     "catch_up": False,
-    # Keep failures for the admin; successes are recorded per run (Run.memory_state).
-    "save_limit": 200,
+    # Successes are not stored (each run records its own memory state); failures are
+    # always kept for the admin.
+    "save_limit": -1,
     "ack_failures": True,
     "poll": 0.5,
     "sync": env_bool("Q_SYNC", False),

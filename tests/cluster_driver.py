@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 
 def main() -> None:
@@ -23,6 +24,7 @@ def main() -> None:
     parser.add_argument("--thread", default=None)
     parser.add_argument("--new-thread", action="store_true", help="one new thread, then reuse it")
     parser.add_argument("--prefix", default="消息")
+    parser.add_argument("--pace", type=float, default=0.0, help="seconds between runs")
     args = parser.parse_args()
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -36,6 +38,8 @@ def main() -> None:
     thread_id = args.thread
     ids = []
     for index in range(args.count):
+        if args.pace and index:
+            time.sleep(args.pace)
         run = run_start(
             agent=agent,
             owner_id=args.owner,

@@ -5,14 +5,14 @@ Plain HTML forms first: every action is a POST that redirects back to
 ``static/web/memory.js`` only enhances it (no full reload, select-all).
 
 Views are thin. Reads go through the tenant-scoped selectors; every write is a call to
-``memory.services.facts`` with ``actor_id=request.user.pk`` (the only write path from a
+``memory.services.facts`` with ``actor_id=_actor_id(request)`` (the only write path from a
 candidate to a fact). An item outside the chosen agent's scope of the current teacher
 is a 404, whether it belongs to a colleague or to another school.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
 from django.contrib import messages
@@ -55,19 +55,24 @@ def _agent_or_404(request: HttpRequest, raw_id: str | None) -> Agent:
     return agent
 
 
+def _actor_id(request: HttpRequest) -> int:
+    """The acting teacher (every view is behind login_required)."""
+    return cast(int, request.user.pk)
+
+
 def _scope(request: HttpRequest, agent: Agent) -> Scope:
-    return Scope(tenant_id=agent.tenant_id, agent_id=agent.pk, owner_id=request.user.pk)
+    return Scope(tenant_id=agent.tenant_id, agent_id=agent.pk, owner_id=_actor_id(request))
 
 
 def _candidates(request: HttpRequest, agent: Agent) -> QuerySet[CoreCandidate]:
     """The candidates this teacher may act on here: manageable and in the panel's scope."""
-    return facts.manageable_candidates(actor_id=request.user.pk).filter(
+    return facts.manageable_candidates(actor_id=_actor_id(request)).filter(
         **_scope(request, agent).filter_kwargs()
     )
 
 
 def _facts(request: HttpRequest, agent: Agent) -> QuerySet[CoreFact]:
-    return facts.manageable_facts(actor_id=request.user.pk).filter(
+    return facts.manageable_facts(actor_id=_actor_id(request)).filter(
         **_scope(request, agent).filter_kwargs()
     )
 
@@ -115,7 +120,7 @@ def _confirm(
 ) -> facts.Confirmation | None:
     """Confirm one candidate; flash the refusal and return None when it is refused."""
     try:
-        return facts.candidate_confirm(candidate=candidate, actor_id=request.user.pk, text=text)
+        return facts.candidate_confirm(candidate=candidate, actor_id=_actor_id(request), text=text)
     except facts.FactRejected as exc:
         messages.error(request, str(exc))
     except CoreCandidate.DoesNotExist:
@@ -192,13 +197,11 @@ def candidate_confirm(request: HttpRequest, candidate_id: str) -> HttpResponse:
     preview = facts.eviction_preview(scope=_scope(request, agent))
     result = _confirm(request, candidate, text)
     if result is not None:
+        shown = {"fact": _short(result.fact.text)}
         if result.merged:
-            messages.success(
-                request,
-                _("已确认：与已有记忆「%(fact)s」相同，已合并。") % {"fact": _short(result.fact.text)},
-            )
+            messages.success(request, _("已确认：与已有记忆「%(fact)s」相同，已合并。") % shown)
         else:
-            messages.success(request, _("已确认：「%(fact)s」") % {"fact": _short(result.fact.text)})
+            messages.success(request, _("已确认：「%(fact)s」") % shown)
         if result.evicted_id is not None:
             same = preview is not None and preview.pk == result.evicted_id
             _flash_eviction(request, [preview.text] if same and preview else [_("一条记忆")])
@@ -211,7 +214,7 @@ def candidate_reject(request: HttpRequest, candidate_id: str) -> HttpResponse:
     agent = _agent_or_404(request, request.POST.get("agent"))
     candidate = _candidate_or_404(request, agent, int(candidate_id))
     try:
-        facts.candidate_reject(candidate=candidate, actor_id=request.user.pk)
+        facts.candidate_reject(candidate=candidate, actor_id=_actor_id(request))
     except PermissionError as exc:
         raise Http404 from exc
     messages.success(request, _("已删除候选记忆：「%(fact)s」") % {"fact": _short(candidate.fact)})
@@ -234,7 +237,7 @@ def candidate_bulk(request: HttpRequest) -> HttpResponse:
     if None in ids or len(ids) > BULK_MAX:
         messages.error(request, _("所选内容无效，请刷新页面后重试。"))
         return _back(agent)
-    wanted = set(ids)
+    wanted = {i for i in ids if i is not None}
     # Lowest confidence first: at the cap each confirmation evicts the least recently
     # used fact, so what is confirmed last (the most confident) is the last to go.
     found = list(
@@ -246,7 +249,7 @@ def candidate_bulk(request: HttpRequest) -> HttpResponse:
     if action == "delete":
         for candidate in found:
             try:
-                facts.candidate_reject(candidate=candidate, actor_id=request.user.pk)
+                facts.candidate_reject(candidate=candidate, actor_id=_actor_id(request))
             except PermissionError as exc:
                 raise Http404 from exc
             done += 1
@@ -278,7 +281,7 @@ def fact_update(request: HttpRequest, fact_id: str) -> HttpResponse:
         text = _posted_text(request)
         if text is None:
             raise facts.FactRejected(_("事实内容不能为空。"))
-        fact = facts.fact_update(fact=fact, actor_id=request.user.pk, text=text)
+        fact = facts.fact_update(fact=fact, actor_id=_actor_id(request), text=text)
     except facts.FactRejected as exc:
         messages.error(request, str(exc))
     except PermissionError as exc:
@@ -294,7 +297,7 @@ def fact_delete(request: HttpRequest, fact_id: str) -> HttpResponse:
     agent = _agent_or_404(request, request.POST.get("agent"))
     fact = _fact_or_404(request, agent, int(fact_id))
     try:
-        facts.fact_delete(fact=fact, actor_id=request.user.pk)
+        facts.fact_delete(fact=fact, actor_id=_actor_id(request))
     except PermissionError as exc:
         raise Http404 from exc
     messages.success(request, _("已删除记忆：「%(fact)s」") % {"fact": _short(fact.text)})

@@ -94,7 +94,7 @@ _MIN_CAPACITY = 8
 # (and at least _PRUNE_MIN_POSTINGS).
 _PRUNE_SHARE = 1 / 64
 _PRUNE_MIN_POSTINGS = 2048
-_PRUNE_MAX_CANDIDATES = 1 / 8
+_PRUNE_MAX_CANDIDATES = 1 / 32
 # Slots of short postings lists kept to estimate the k-th best score cheaply.
 _POOL_LIMIT = 8192
 
@@ -532,27 +532,20 @@ class RecallIndex:
         # score is a cheap lower bound of the k-th best overall.
         pool: npt.NDArray[np.int64] | None = None
         pool_parts: list[IntArray] = []
-        since_full_check = 0
         for i, tid in enumerate(term_ids):
             slots, tfs = self._postings(tid)
             # Pruning can only succeed once the terms done could outweigh the rest.
             if len(slots) > long_postings and k < n and remaining[i] <= half:
                 if pool is None and pool_parts:
-                    pool = (
-                        pool_parts[0].astype(np.int64)
-                        if len(pool_parts) == 1
-                        else np.unique(np.concatenate(pool_parts))
-                    )
+                    pool = _sorted_unique(np.concatenate(pool_parts).astype(np.int64))
                 theta = 0.0
                 if pool is not None and len(pool) >= k:
                     theta = float(np.partition(scores[pool], len(pool) - k)[len(pool) - k])
-                if theta * (1.0 - 1e-6) <= remaining[i] and since_full_check >= n // 2:
-                    since_full_check = 0
-                    theta = float(np.partition(scores, n - k)[n - k])
                 floor = theta * (1.0 - 1e-6) - float(remaining[i])
                 if floor > 0.0:
-                    candidates = np.flatnonzero(scores >= floor)
-                    if len(candidates) <= n * _PRUNE_MAX_CANDIDATES:
+                    above = scores >= floor
+                    if np.count_nonzero(above) <= n * _PRUNE_MAX_CANDIDATES:
+                        candidates = np.flatnonzero(above)
                         return self._finish(
                             candidates,
                             scores[candidates],
@@ -564,9 +557,8 @@ class RecallIndex:
                         )
             if pool is None and sum(map(len, pool_parts)) < _POOL_LIMIT:
                 pool_parts.append(slots)
-            since_full_check += len(slots)
             mass = np.float32(masses[i] * k1p1)
-            scores[slots] += tfs * mass / (tfs + norms[slots])
+            scores[slots] += _saturation(tfs, norms[slots], mass)
         return None, scores
 
     def _finish(
@@ -598,7 +590,7 @@ class RecallIndex:
                 found = where[hit]
                 tf = tfs[hit]
             if len(found):
-                partial[found] += tf * mass / (tf + cand_norms[found])
+                partial[found] += _saturation(tf, cand_norms[found], mass)
             # Drop the candidates that can no longer reach the top k.
             if len(candidates) > k:
                 theta = float(np.partition(partial, len(partial) - k)[len(partial) - k])
@@ -627,11 +619,11 @@ class RecallIndex:
         k: int,
         denominator: float,
     ) -> list[Hit]:
-        n = len(raws)
-        picked = np.argpartition(raws, n - k)[n - k :] if k < n else np.arange(n)
+        positive = np.flatnonzero(raws > 0.0)  # also avoids partitioning many zeros
+        values = raws[positive]
+        n = len(values)
+        picked = positive[np.argpartition(values, n - k)[n - k :]] if k < n else positive
         top = raws[picked]
-        positive = top > 0
-        picked, top = picked[positive], top[positive]
         chosen = picked if slots is None else slots[picked]
         doc_ids = self._doc_ids[chosen]
         order = np.lexsort((doc_ids, -top))
@@ -659,6 +651,22 @@ class RecallIndex:
         ]
         own = sum(p.slots.nbytes + p.tfs.nbytes for p in self._own.values())
         return sum(a.nbytes for a in arrays) + own
+
+
+def _saturation(tfs: FloatArray, norms: FloatArray, mass: np.float32) -> FloatArray:
+    """``mass * tf / (tf + norm)`` elementwise, computed in place in ``norms``."""
+    norms += tfs
+    np.divide(tfs, norms, out=norms)
+    norms *= mass
+    return norms
+
+
+def _sorted_unique(values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Distinct values, ascending (sort-based: much faster than np.unique here)."""
+    values = np.sort(values)
+    if len(values) < 2:
+        return values
+    return values[np.concatenate(([True], values[1:] != values[:-1]))]
 
 
 def _as_weights(query_terms: Sequence[str] | Mapping[str, float]) -> dict[str, float]:

@@ -98,7 +98,9 @@ def after_run_process(*, run_id: int) -> JobReport:
         report.state = "failed"
         report.error = "internal_error"
     if report.state == "done":
-        Run.objects.filter(pk=run_id).update(memory_state=Run.MemoryState.DONE, memory_error="")
+        Run.objects.filter(pk=run_id).update(
+            memory_state=Run.MemoryState.DONE, memory_error="", memory_done_at=timezone.now()
+        )
     else:
         Run.objects.filter(pk=run_id).update(
             memory_state=Run.MemoryState.FAILED,

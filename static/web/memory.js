@@ -70,8 +70,10 @@
     if (busy) return;
     var data = new FormData(form);
     if (submitter && submitter.name) data.append(submitter.name, submitter.value);
+    // Not form.action: the bulk buttons are named "action" and shadow the property.
+    var url = new URL(form.getAttribute("action") || "", window.location.href).href;
     setBusy(true);
-    fetch(form.action, { method: "POST", body: data, credentials: "same-origin" }).then(
+    fetch(url, { method: "POST", body: data, credentials: "same-origin" }).then(
       function (response) {
         var path = new URL(response.url, window.location.href).pathname;
         if (response.ok && path !== window.location.pathname) {
@@ -146,7 +148,7 @@
     } else if (target.classList && target.classList.contains("pick")) {
       updateBulk();
     } else if (target.id === "agent-select") {
-      target.form.submit();
+      HTMLFormElement.prototype.submit.call(target.form);
     }
   });
 

@@ -40,6 +40,10 @@ def candidate(teacher: Teacher, fact: str) -> CoreCandidate:
     return CoreCandidate.objects.get(owner=teacher.user, agent=teacher.agent, fact=fact)
 
 
+def confirm_url(teacher: Teacher, fact: str) -> str:
+    return f"/memory/candidates/{candidate(teacher, fact).pk}/confirm/"
+
+
 def browser_for(teacher: Teacher, **kwargs: Any) -> Client:
     client = Client(**kwargs)
     client.force_login(teacher.user)
@@ -129,7 +133,8 @@ def test_other_peoples_items_are_404_and_untouched(
         candidate(outsider, "我教九年级化学，以后都用沪教版"),
     ]
     outsider_fact = candidate_confirm(candidate=theirs[1], actor_id=outsider.user.pk).fact
-    theirs = theirs[:1] + [
+    theirs = [
+        theirs[0],
         CoreCandidate.objects.create(
             tenant=outsider.tenant,
             agent=outsider.agent,
@@ -138,7 +143,7 @@ def test_other_peoples_items_are_404_and_untouched(
             fact_key="以后都用沪教版",
             evidence="以后都用沪教版",
             source_run_id=outsider_fact.source_run_id,
-        )
+        ),
     ]
     client = browser_for(teacher)
     agent = teacher.agent.pk
@@ -168,16 +173,16 @@ def test_other_peoples_items_are_404_and_untouched(
 def test_a_tenant_admin_acts_only_on_their_own_panel(teacher: Teacher) -> None:
     # The API lets a school admin manage a teacher's items; the panel is one's own memory.
     admin = make_teacher(
-        tenant_name=teacher.tenant.name, username="admin", agent=teacher.agent,
+        tenant_name=teacher.tenant.name,
+        username="admin",
+        agent=teacher.agent,
         role=Membership.Role.ADMIN,
     )
     run(teacher, THREE_FACTS)
     target = candidate(teacher, "我教八年级数学")
     client = browser_for(admin)
     assert f'data-candidate-id="{target.pk}"' not in page(client, teacher.agent)
-    response = client.post(
-        f"/memory/candidates/{target.pk}/confirm/", {"agent": teacher.agent.pk}
-    )
+    response = client.post(f"/memory/candidates/{target.pk}/confirm/", {"agent": teacher.agent.pk})
     assert response.status_code == 404
     assert CoreCandidate.objects.filter(pk=target.pk).exists()
 
@@ -206,14 +211,16 @@ def test_confirm_edit_then_confirm_and_delete(teacher: Teacher) -> None:
     client = browser_for(teacher)
     agent = teacher.agent
 
-    html = post(client, f"/memory/candidates/{candidate(teacher, '我教八年级数学').pk}/confirm/", agent)
+    html = post(client, confirm_url(teacher, "我教八年级数学"), agent)
     assert flashes(html) == ["已确认：「我教八年级数学」"]
     assert "我教八年级数学" in column(html, "facts-column")
     assert "我教八年级数学" not in column(html, "candidates-column")
 
     target = candidate(teacher, "以后出题都用人教版教材")
     html = post(
-        client, f"/memory/candidates/{target.pk}/confirm/", agent,
+        client,
+        f"/memory/candidates/{target.pk}/confirm/",
+        agent,
         text="  以后出题都用人教版教材（2024 新版）  ",
     )
     assert flashes(html) == ["已确认：「以后出题都用人教版教材（2024 新版）」"]
@@ -238,12 +245,13 @@ def test_fact_edit_and_delete(teacher: Teacher) -> None:
     ).fact
     client = browser_for(teacher)
 
-    html = post(client, f"/memory/facts/{fact.pk}/edit/", teacher.agent, text="我教八年级数学和物理")
+    edit = f"/memory/facts/{fact.pk}/edit/"
+    html = post(client, edit, teacher.agent, text="我教八年级数学和物理")
     assert flashes(html) == ["已保存：「我教八年级数学和物理」"]
     fact.refresh_from_db()
     assert fact.text == "我教八年级数学和物理"
 
-    html = post(client, f"/memory/facts/{fact.pk}/edit/", teacher.agent, text=f"我的身份证 {ID_NUMBER}")
+    html = post(client, edit, teacher.agent, text=f"我的身份证 {ID_NUMBER}")
     assert "敏感信息" in flashes(html)[0]
     fact.refresh_from_db()
     assert fact.text == "我教八年级数学和物理"
@@ -263,17 +271,24 @@ def test_bulk_confirm_and_bulk_delete(teacher: Teacher) -> None:
     assert len(ids) == 4
 
     html = post(
-        client, "/memory/candidates/bulk/", agent, action="confirm",
+        client,
+        "/memory/candidates/bulk/",
+        agent,
+        action="confirm",
         ids=[ids["我教八年级数学"], ids["以后出题都用人教版教材"]],
     )
     assert flashes(html) == ["已确认 2 条记忆。"]
     assert set(CoreFact.objects.values_list("text", flat=True)) == {
-        "我教八年级数学", "以后出题都用人教版教材"
+        "我教八年级数学",
+        "以后出题都用人教版教材",
     }
     assert "已确认 2 / 30" in html
 
     html = post(
-        client, "/memory/candidates/bulk/", agent, action="delete",
+        client,
+        "/memory/candidates/bulk/",
+        agent,
+        action="delete",
         ids=[ids["每次作业都要附答案"], ids["我是八年级二班的班主任，以后周测都用A4纸"]],
     )
     assert flashes(html) == ["已删除 2 条候选记忆。"]
@@ -311,7 +326,8 @@ def test_bulk_bad_input_is_a_flash_not_an_error(teacher: Teacher) -> None:
 def test_a_refused_edit_keeps_the_candidate(teacher: Teacher, text: str, why: str) -> None:
     run(teacher, THREE_FACTS)
     target = candidate(teacher, "以后出题都用人教版教材")
-    html = post(browser_for(teacher), f"/memory/candidates/{target.pk}/confirm/", teacher.agent, text=text)
+    url = f"/memory/candidates/{target.pk}/confirm/"
+    html = post(browser_for(teacher), url, teacher.agent, text=text)
     [message] = flashes(html)
     assert why in message
     assert 'class="notice flash error"' in html
@@ -324,8 +340,12 @@ def test_a_refused_edit_keeps_the_candidate(teacher: Teacher, text: str, why: st
 def test_red_line_refusals_are_counted_never_stored(teacher: Teacher) -> None:
     run(teacher, THREE_FACTS)
     target = candidate(teacher, "以后出题都用人教版教材")
-    post(browser_for(teacher), f"/memory/candidates/{target.pk}/confirm/", teacher.agent,
-         text=f"学生张伟的身份证号是{ID_NUMBER}")
+    post(
+        browser_for(teacher),
+        f"/memory/candidates/{target.pk}/confirm/",
+        teacher.agent,
+        text=f"学生张伟的身份证号是{ID_NUMBER}",
+    )
     audit = RedlineAudit.objects.get(source=RedlineAudit.Source.FACT)
     assert audit.category == "id_number" and audit.count == 1
 
@@ -335,36 +355,98 @@ def test_cap_and_eviction_preview(teacher: Teacher, settings: Any) -> None:
     run(teacher, THREE_FACTS)
     client = browser_for(teacher)
     agent = teacher.agent
-    post(client, f"/memory/candidates/{candidate(teacher, '我教八年级数学').pk}/confirm/", agent)
+    post(client, confirm_url(teacher, "我教八年级数学"), agent)
     html = page(client, agent)
     assert "已确认 1 / 2" in html
     assert 'id="evict-preview"' not in html
 
-    post(client, f"/memory/candidates/{candidate(teacher, '以后出题都用人教版教材').pk}/confirm/", agent)
+    post(client, confirm_url(teacher, "以后出题都用人教版教材"), agent)
     html = page(client, agent)
     assert "已确认 2 / 2" in html
     preview = column(html, "candidates-column")
     # Never used, confirmed first: the least recently used one goes first.
     assert "确认后将淘汰：「我教八年级数学」" in preview
 
-    html = post(client, f"/memory/candidates/{candidate(teacher, '每次作业都要附答案').pk}/confirm/", agent)
+    html = post(client, confirm_url(teacher, "每次作业都要附答案"), agent)
     assert flashes(html) == [
         "已确认：「每次作业都要附答案」",
         "已达上限，已淘汰最久未使用的记忆：「我教八年级数学」",
     ]
     assert set(CoreFact.objects.values_list("text", flat=True)) == {
-        "以后出题都用人教版教材", "每次作业都要附答案"
+        "以后出题都用人教版教材",
+        "每次作业都要附答案",
     }
     # No candidate left: nothing to preview.
     assert 'id="evict-preview"' not in html
 
 
+def test_bulk_confirm_at_the_cap_keeps_the_most_confident(teacher: Teacher, settings: Any) -> None:
+    settings.CORE_FACTS_MAX = 2
+    run(teacher, THREE_FACTS)
+    confidence = {"我教八年级数学": 0.9, "以后出题都用人教版教材": 0.8, "每次作业都要附答案": 0.4}
+    for fact, value in confidence.items():
+        CoreCandidate.objects.filter(fact=fact).update(confidence=value)
+    client = browser_for(teacher)
+    ids = list(CoreCandidate.objects.values_list("pk", flat=True))
+    html = post(client, "/memory/candidates/bulk/", teacher.agent, action="confirm", ids=ids)
+    assert flashes(html) == [
+        "已确认 3 条记忆。",
+        "已达上限，已淘汰最久未使用的记忆：「每次作业都要附答案」",
+    ]
+    assert set(CoreFact.objects.values_list("text", flat=True)) == {
+        "我教八年级数学",
+        "以后出题都用人教版教材",
+    }
+
+
+def test_confirming_an_equal_fact_merges(teacher: Teacher) -> None:
+    body = run(teacher, THREE_FACTS)
+    candidate_confirm(candidate=candidate(teacher, "我教八年级数学"), actor_id=teacher.user.pk)
+    twin = CoreCandidate.objects.create(
+        tenant=teacher.tenant,
+        agent=teacher.agent,
+        owner=teacher.user,
+        fact="我教八年级数学。",
+        fact_key="twin",
+        evidence="我教八年级数学",
+        source_run_id=body["id"],
+    )
+    html = post(browser_for(teacher), f"/memory/candidates/{twin.pk}/confirm/", teacher.agent)
+    assert flashes(html) == ["已确认：与已有记忆「我教八年级数学」相同，已合并。"]
+    assert CoreFact.objects.count() == 1
+    assert not CoreCandidate.objects.filter(pk=twin.pk).exists()
+
+
+def test_the_agent_picker_switches_scope(teacher: Teacher) -> None:
+    second = Agent.objects.create(
+        tenant=teacher.tenant,
+        name="出卷助手",
+        system_prompt="你是出卷助手。",
+        provider=teacher.agent.provider,
+    )
+    run(teacher, THREE_FACTS)
+    client = browser_for(teacher)
+    html = page(client, second)
+    assert f'<option value="{second.pk}" selected>出卷助手</option>' in html
+    assert f'<option value="{teacher.agent.pk}">' in html
+    assert "暂时没有待确认的记忆" in html
+    # Items of another agent are not actionable from this agent's panel.
+    target = candidate(teacher, "我教八年级数学")
+    response = client.post(f"/memory/candidates/{target.pk}/confirm/", {"agent": second.pk})
+    assert response.status_code == 404
+
+
 def test_candidates_are_ordered_by_confidence(teacher: Teacher) -> None:
     body = run(teacher, THREE_FACTS)
     CoreCandidate.objects.create(
-        tenant=teacher.tenant, agent=teacher.agent, owner=teacher.user,
-        fact="我们学校用五四制", fact_key="我们学校用五四制", evidence="我们学校用五四制",
-        confidence=0.95, source_run_id=body["id"],
+        tenant=teacher.tenant,
+        agent=teacher.agent,
+        owner=teacher.user,
+        fact="我们学校用五四制",
+        fact_key="我们学校用五四制",
+        evidence="我们学校用五四制",
+        confidence=0.95,
+        source_run_id=body["id"],
     )
     CoreCandidate.objects.filter(fact="每次作业都要附答案").update(confidence=0.3)
     cands = column(page(browser_for(teacher), teacher.agent), "candidates-column")
