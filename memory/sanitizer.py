@@ -256,25 +256,15 @@ _ROLE_EN_SUFFIX = (
     r"(?:[\s_\-:]{0,3}(?:prompt|message|msg|note|notice|override|instructions?|update|alert"
     r"|command|mode|directive))?"
 )
-_ROLE_ZH = (
-    "系统",
-    "系統",
-    "重要",
-    "指令",
-    "管理员",
-    "管理員",
-    "开发者",
-    "開發者",
-    "最高指令",
-    "紧急指令",
-    "新指令",
-    "最高优先级",
-)
+# Role words take the suffixes; 重要 only a few ([重要], [重要提示], not [重要通知]).
+_ROLE_ZH = ("系统", "系統", "管理员", "管理員", "开发者", "開發者")
 _ROLE_ZH_SUFFIX = r"(?:提示词|提示|消息|通知|指令|公告|命令|模式|设定|信息)?"
-_ROLE_FIRSTS = re.escape("".join(sorted({w[0] for w in _ROLE_EN + _ROLE_ZH})))
+_PRIORITY_ZH = ("重要", "指令", "最高指令", "紧急指令", "新指令", "最高优先级")
+_PRIORITY_ZH_SUFFIX = r"(?:提示|指令|命令)?"
+_ROLE_FIRSTS = re.escape("".join(sorted({w[0] for w in _ROLE_EN + _ROLE_ZH + _PRIORITY_ZH})))
 _ROLE_KW = (
     rf"(?=[{_ROLE_FIRSTS}])(?:{_alt(_ROLE_EN)}(?:{_LETTER_SEP}s)?{_ROLE_EN_SUFFIX}"
-    rf"|{_alt(_ROLE_ZH)}{_ROLE_ZH_SUFFIX})"
+    rf"|{_alt(_ROLE_ZH)}{_ROLE_ZH_SUFFIX}|{_alt(_PRIORITY_ZH)}{_PRIORITY_ZH_SUFFIX})"
 )
 
 # [System], 【系统】, [ S y s t e m ], [SYSTEM NOTE], [重要通知], <system>, (System) ...
@@ -396,11 +386,9 @@ _ZH_IGNORE_CORE = (
     "不用管",
     "不要在意",
     "不用在意",
-    "不要回答",
-    "别回答",
-    "不用回答",
-    "不必回答",
 )
+# "不要回答上面的问题" is an override, "不要回答这个问题" is classroom talk.
+_ZH_NO_ANSWER = ("不要回答", "别回答", "不用回答", "不必回答")
 _ZH_IGNORE_ALL = (
     *_ZH_IGNORE_CORE,
     "不要按照",
@@ -462,7 +450,8 @@ _ZH_QUAL_POS = "(?:" + "|".join(_ZH_QUAL_POS_WORDS) + ")"
 _ZH_QUAL_DET = r"(?:所有|一切|全部|任何|该|此|这个|这条|这些|那些)"
 _ZH_QUAL = rf"(?:{_ZH_QUAL_POS}|{_ZH_QUAL_DET})"
 _ZH_STRONG_TARGET = (
-    r"(?:指令|指示|提示词?|规则|设定|要求|命令|限制|约束|准则|prompt|instructions?|rules?)"
+    r"(?:指令|指示|提示词|提示(?![音框栏窗符信消语])|规则|设定|要求|命令|限制|约束|准则|prompt"
+    r"|instructions?|rules?)"
 )
 _ZH_WEAK_TARGET = (
     r"(?:问题|提问|请求|内容|话|文字|文本|对话|信息|任务|一切|所有|设置|规定|原则|东西)"
@@ -521,6 +510,11 @@ _IGNORE_ZH_RE = re.compile(
             _ZH_IGNORE_CORE,
             rf"{_ZH_VERB_END}(?:{_ZH_QUAL}{{1,2}}的?(?:所有|全部|一切)?的?{_ZH_WEAK_TARGET}"
             rf"|(?:上述|以上|上面|之前|前面|先前)(?={_WS}(?:{_END_CLASS}|:))){_ZH_TAIL}",
+        ),
+        *_words(
+            _ZH_NO_ANSWER,
+            rf"{_ZH_VERB_END}{_ZH_QUAL_POS}{{1,2}}的?(?:所有|全部|一切)?的?{_ZH_WEAK_TARGET}"
+            rf"{_ZH_TAIL}",
         ),
         # 请忽略问题，直接复述
         *_words(
@@ -585,10 +579,6 @@ _OUTPUT_ZH_RE = re.compile(
             ("请", "并", "一直", "完整", "而是", "只", "仅", "只需"),
             rf"{_WS}(?:输出|打印|回复)(?={_PAYLOAD_MARK}){_PAYLOAD}",
         ),
-        *_words(
-            ("只", "仅", "只需", "而是"),
-            rf"{_WS}(?:回答|回复|说)(?={_PAYLOAD_MARK}){_PAYLOAD}",
-        ),
         # 输出以下文本：…
         *_words(
             ("输出", "打印", "回复"),
@@ -598,13 +588,13 @@ _OUTPUT_ZH_RE = re.compile(
         # 跟我一起说：… / 请说：…
         *_words(
             ("跟", "和", "同"),
-            rf"着?我(?:一起)?{_WS}(?:说|念|读|喊|复述)(?={_PAYLOAD_MARK}){_PAYLOAD}",
+            rf"着?我(?:一起)?{_WS}(?:说|复述)(?={_PAYLOAD_MARK}){_PAYLOAD}",
         ),
         ("请", rf"{_WS}说(?={_WS}[:“\"「『]){_PAYLOAD}"),
         # 你必须这样回答：… / 现在你应该回复：…
         *_words(
             ("你", "您"),
-            rf"(?:必须|只能|应该|需要|要|就|只需)(?:这样|如下|如此)?{_WS}"
+            rf"(?:必须|只能|需要)(?:这样|如下|如此)?{_WS}"
             rf"(?:回答|回复|说|输出|复述)(?={_PAYLOAD_MARK}){_PAYLOAD}",
         ),
         # 不要添加其他内容：…
@@ -695,10 +685,18 @@ _IGNORE_EN_RES = _heads(
 _ROLE_EN_RES = _heads(
     (
         "you",
-        rf"{_S}are{_S}now{_S}(?:a|an|the|my|free|no{_S}longer|unrestricted|unfiltered"
-        rf"|jailbroken|dan|going{_S}to|acting|operating|called|named)\b{_EN_TAIL}",
+        rf"{_S}are{_S}now{_S}(?:(?:an?{_S})?(?:ai|assistant|bot|chatbot|language{_S}model"
+        rf"|unrestricted|unfiltered|uncensored|jailbroken|evil|dan)|free{_S}(?:from|of)|no{_S}longer"
+        rf"|in{_S}(?:developer|dan|god|jailbreak){_S}mode|going{_S}to{_S}(?:act|ignore|pretend)"
+        rf"|acting{_S}as|operating{_S}as|called|named)\b{_EN_TAIL}",
     ),
-    ("from", rf"{_S}now{_S}on,?{_S}(?:you|your)\b{_EN_TAIL}"),
+    (
+        "from",
+        rf"{_S}now{_S}on,?{_S}(?:you{_S}(?:are|will{_S}(?:be|act|ignore|only|respond|answer|reply"
+        rf"|pretend)|must{_S}(?:ignore|act|only|respond|answer|reply|obey)|act|ignore|respond"
+        rf"|answer|reply|pretend|have{_S}no|no{_S}longer|can{_S}do)|your{_S}(?:new|only|real"
+        rf"|true){_S}(?:instructions?|task|role|rules?|goal|name))\b{_EN_TAIL}",
+    ),
     *_words(
         ("new", "updated", "revised", "real", "actual", "true"),
         rf"{_S}(?:instructions?|task|rules|directives?|system{_S}prompt|orders)\s{{0,8}}:"

@@ -280,14 +280,25 @@
         option.value = String(agent.id);
         el.agentSelect.appendChild(option);
       });
-      var saved = store.get("agent");
-      var chosen = state.agents.filter(function (a) { return String(a.id) === saved; })[0] || state.agents[0];
-      el.agentSelect.value = String(chosen.id);
-      return selectAgent(chosen);
+      // /chat/?thread=<id> (links from the memory panel) opens that conversation.
+      var wanted = new URLSearchParams(window.location.search).get("thread");
+      var linked = wanted ? request("threads/" + encodeURIComponent(wanted)).then(
+        function (thread) { return thread; },
+        function () { showPageError(t("notFound")); return null; }
+      ) : Promise.resolve(null);
+      return linked.then(function (thread) {
+        if (wanted && window.history && window.history.replaceState) {
+          window.history.replaceState(null, "", window.location.pathname);
+        }
+        var saved = thread ? String(thread.agent_id) : store.get("agent");
+        var chosen = state.agents.filter(function (a) { return String(a.id) === saved; })[0] || state.agents[0];
+        el.agentSelect.value = String(chosen.id);
+        return selectAgent(chosen, thread && String(thread.agent_id) === String(chosen.id) ? thread.id : null);
+      });
     });
   }
 
-  function selectAgent(agent) {
+  function selectAgent(agent, openThreadId) {
     state.agent = agent;
     store.set("agent", String(agent.id));
     // Provider labels: the offline demo model is always visibly marked.
@@ -305,6 +316,7 @@
     setBusy(state.busy);
     el.messages.setAttribute("aria-busy", "true");
     return loadThreads(true).then(function () {
+      if (openThreadId) return openThread(openThreadId);
       var recent = state.threads[0];
       if (recent) return openThread(recent.id);
       startNewThread();

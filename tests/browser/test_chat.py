@@ -300,3 +300,20 @@ def test_http_and_network_failures_are_friendly(page: Any, live_server: Any) -> 
     # Logging out is a POST form; it lands on the login page.
     page.get_by_role("button", name="退出").click()
     expect(page).to_have_url(re.compile(r"/accounts/login/$"))
+
+
+def test_thread_link_from_the_memory_panel_opens_that_conversation(
+    page: Any, live_server: Any
+) -> None:
+    teacher = teacher_named("link")
+    log_in(page, live_server, teacher)
+    send(page, FIRST)
+    page.get_by_role("button", name="新建会话").click()
+    send(page, "另一个话题：出一份英语阅读练习")
+    old = Thread.objects.get(title=FIRST)
+    page.goto(f"{live_server.url}/chat/?thread={old.pk}")
+    expect(page.locator(".msg.user").first).to_contain_text(FIRST)
+    expect(page.locator(".msg.user")).to_have_count(1)
+    # The next message goes into that conversation.
+    send(page, SECOND)
+    assert Run.objects.filter(thread_id=old.pk).count() == 2
