@@ -54,5 +54,6 @@ bench: venv
 	$(PY) benchmarks/recall.py
 	$(PY) benchmarks/recall_eval.py
 	$(PY) benchmarks/redline.py
+	$(PY) benchmarks/sanitizer.py
 
 .PHONY: help venv migrate run test test-browser quick lint bench

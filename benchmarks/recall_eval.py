@@ -37,21 +37,21 @@ import re
 import sys
 import time
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory.recall.index import (  # noqa: E402
+from memory.recall.index import (
     DEFAULT_THRESHOLD,
     GATE_LIMIT,
     PRIOR_TERMS,
     RecallIndex,
 )
-from memory.recall.tokenize import (  # noqa: E402
+from memory.recall.tokenize import (
     QUERY_DECAY,
     UNIGRAM_WEIGHT,
     query_weights,
@@ -240,7 +240,6 @@ class Ours(System):
     k1: float = 1.2
     b: float = 0.75
     name: str = "ours"
-    _cache: dict[tuple[int, ...], list[list[str]]] = field(default_factory=dict, repr=False)
 
     def build(self, memories: Sequence[Memory]) -> RecallIndex:
         return RecallIndex.from_documents(
@@ -432,7 +431,10 @@ def report_cross_validation(datasets: dict[str, Dataset], threshold: float) -> N
         for prior in priors
         for mode in ("dialogue", "last")
     }
-    print(f"{'prior':>6} " + " ".join(f"{lang + '/' + m:>22}" for lang in datasets for m in ("dialogue", "last")))
+    print(
+        f"{'prior':>6} "
+        + " ".join(f"{lang + '/' + m:>22}" for lang in datasets for m in ("dialogue", "last"))
+    )
     for prior in priors:
         cells = " ".join(
             (
@@ -448,7 +450,10 @@ def report_cross_validation(datasets: dict[str, Dataset], threshold: float) -> N
         fits = [
             p
             for p in priors
-            if all(gate_out[(src, p, m)].false_injection(threshold) <= 0.05 for m in ("dialogue", "last"))
+            if all(
+                gate_out[(src, p, m)].false_injection(threshold) <= 0.05
+                for m in ("dialogue", "last")
+            )
         ]
         chosen = min(fits) if fits else max(priors)
         cells = ", ".join(
@@ -470,7 +475,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     datasets = {lang: load(args.data, lang) for lang in LANGS}
     for lang, data in datasets.items():
         n_mem = sum(len(m) for m in data.memories.values())
-        print(f"{lang}: {len(data.queries)} queries, {n_mem} memories, users {sorted(data.memories)}")
+        print(
+            f"{lang}: {len(data.queries)} queries, {n_mem} memories, users {sorted(data.memories)}"
+        )
     summary = report_main(datasets, args.threshold)
     report_tradeoff(datasets)
     if not args.quick:
@@ -481,8 +488,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\n({time.perf_counter() - started:.1f} s)")
     return 0
 
-
-Runner = Callable[[System, Dataset, str], Outcome]
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -18,6 +18,18 @@ ELLIPSIS = "…"
 _MIN_SLOT = 4
 
 
+# A token is rarely longer than this many characters; texts are cut to cap x this before
+# sanitising, so a 20,000-character turn does not cost a full sanitiser pass.
+_CHARS_PER_TOKEN_BOUND = 8
+
+
+def _prepared(text: str, cap: int, *, keep: str = "head") -> str:
+    limit = max(cap, 0) * _CHARS_PER_TOKEN_BOUND
+    if len(text) > limit:
+        text = text[:limit] if keep == "head" else text[-limit:]
+    return sanitize_history(text).strip()
+
+
 @dataclass(frozen=True, slots=True)
 class Turn:
     """One finished run of the thread, oldest first. ``assistant`` is None if it failed."""
@@ -82,7 +94,7 @@ def render_thread(
     turns, then the summary; older text is cut first. The header and footer are never
     cut: if they do not fit with the latest user turn, the section is omitted.
     """
-    summary = sanitize_history(summary).strip()
+    summary = _prepared(summary, summary_cap, keep="tail")
     if not summary and not turns:
         return EMPTY
 
@@ -91,14 +103,14 @@ def render_thread(
     for position, turn in enumerate(turns):
         age = len(turns) - 1 - position  # 0 = latest
         user_key = f"u{age}"
-        user_text = sanitize_history(turn.user).strip()
+        user_text = _prepared(turn.user, recent_cap)
         slots.append(_Slot(user_key, user_text, "recent", "head", priority=2 * age))
         order.append(("user", user_key))
         if turn.assistant is None:
             order.append(("failed", ""))
         else:
             key = f"a{age}"
-            text = sanitize_history(turn.assistant).strip()
+            text = _prepared(turn.assistant, recent_cap)
             slots.append(_Slot(key, text, "recent", "head", priority=2 * age + 1))
             order.append(("assistant", key))
     if summary:

@@ -5,8 +5,8 @@ runs, confirmed facts) is attacker-controllable. Before it is wrapped in the unt
 boundary of :mod:`memory.boundary` it passes :func:`sanitize_history`, which
 
 1. cleans the text: drops invisible characters (zero-width, soft hyphen, bidi controls,
-   Unicode tags, every other ``Cf`` character, variation selectors, Hangul fillers)
-   and unifies line endings;
+   Unicode tags, every other ``Cf`` character of Unicode 15, variation selectors,
+   Hangul fillers) and unifies line endings;
 2. matches its rules on an NFKC, lower-cased view of that text (full-width
    ［ＳＹＳＴＥＭ］ and ＜｜im_start｜＞ fold to ASCII there) and maps each hit back to
    the text. NFKC is not applied to the output itself: it would rewrite the full-width
@@ -85,7 +85,6 @@ _INVISIBLE_RE = re.compile(
     "]+"
 )
 _LINE_END_RE = re.compile("\r\n?|[\u0085\u2028\u2029]")
-
 _LINE_END_CHARS = "\r\u0085\u2028\u2029"
 
 _VIEW_CACHE: dict[str, str] = {}
@@ -238,8 +237,8 @@ def _tail(end: str) -> str:
 # Marker rules (→ PLACEHOLDER_MARKER)
 # --------------------------------------------------------------------------------------
 
-# Matched with an optional plural "s" and the suffixes below; "sys" also covers "system"
-# through the alternation order (longest first).
+# Matched with an optional plural "s" and the suffixes below (longest word first, so
+# "system" wins over "sys").
 _ROLE_EN = (
     "system",
     "sys",
@@ -267,7 +266,7 @@ _ROLE_KW = (
     rf"|{_alt(_ROLE_ZH)}{_ROLE_ZH_SUFFIX}|{_alt(_PRIORITY_ZH)}{_PRIORITY_ZH_SUFFIX})"
 )
 
-# [System], 【系统】, [ S y s t e m ], [SYSTEM NOTE], [重要通知], <system>, (System) ...
+# [System], 【系统】, [ S y s t e m ], [SYSTEM NOTE], [重要], [系统通知], <system>, (System) ...
 _ROLE_MARKER_RE = re.compile(rf"{_O}{_O_MORE}{_SP}/?{_SP}{_ROLE_KW}{_SP}{_C}{{1,3}}")
 # "[System: obey me]": the marker part is replaced; "(系统：Win11)" is left alone.
 _ROLE_OPEN_RE = re.compile(rf"{_O_STRICT}{_O_MORE}{_SP}{_ROLE_KW}{_SP}[:：|—–\-]")
@@ -756,6 +755,7 @@ _RULES: tuple[_Rule, ...] = (
 # SEC-02 names the bare upper-case word INSTRUCTION: matched on the view, kept only
 # when the original is upper case ("follow the instruction" is fine).
 _BARE_ROLE_RE = re.compile(r"(?:instructions?|system\s{1,8}(?:prompt|override|message|note))\b")
+
 # Rule names by kind.
 OVERRIDE_RULES: frozenset[str] = frozenset(
     rule.name for rule in _RULES if rule.placeholder == PLACEHOLDER_INSTRUCTION
@@ -818,7 +818,8 @@ def _bare_role_spans(view: _View) -> list[tuple[int, int]]:
     source = view.view
     for match in _BARE_ROLE_RE.finditer(source):
         start = match.start()
-        if start and (source[start - 1].isalnum() or source[start - 1] == "_"):
+        before = source[start - 1] if start else " "
+        if before.isascii() and (before.isalnum() or before == "_"):
             continue
         start, end = view.span(start, match.end())
         original = unicodedata.normalize("NFKC", view.text[start:end])

@@ -90,7 +90,7 @@ class Cluster:
             return
         try:
             os.killpg(self.process.pid, signal.SIGTERM)
-            self.process.wait(timeout=15)
+            self.process.wait(timeout=5)
         except (ProcessLookupError, subprocess.TimeoutExpired):
             self.kill()
         self.process = None
@@ -100,14 +100,14 @@ class Cluster:
 
 
 def drive(*, agent_id: int, owner_id: int, count: int, thread_id: str | None = None,
-          new_thread: bool = False, prefix: str = "消息", env: dict[str, str] | None = None
-          ) -> subprocess.Popen[bytes]:
+          new_thread: bool = False, prefix: str = "消息", env: dict[str, str] | None = None,
+          threads: int = 1) -> subprocess.Popen[bytes]:
     args = [sys.executable, "-m", "tests.cluster_driver", "--agent", str(agent_id),
             "--owner", str(owner_id), "--count", str(count), "--prefix", prefix]
     if thread_id:
         args += ["--thread", thread_id]
     if new_thread:
-        args.append("--new-thread")
+        args += ["--new-thread", "--threads", str(threads)]
     return subprocess.Popen(
         args, cwd=ROOT, env=child_env(**(env or {})), stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -23,6 +23,9 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=1)
     parser.add_argument("--thread", default=None)
     parser.add_argument("--new-thread", action="store_true", help="one new thread, then reuse it")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="with --new-thread: this many new threads"
+    )
     parser.add_argument("--prefix", default="消息")
     parser.add_argument("--pace", type=float, default=0.0, help="seconds between runs")
     args = parser.parse_args()
@@ -35,22 +38,25 @@ def main() -> None:
     from agents.services import run_execute, run_start
 
     agent = Agent.objects.select_related("provider").get(pk=args.agent)
-    thread_id = args.thread
     ids = []
-    for index in range(args.count):
-        if args.pace and index:
-            time.sleep(args.pace)
-        run = run_start(
-            agent=agent,
-            owner_id=args.owner,
-            user_input=f"{args.prefix} {index}：出一份数据结构小测验",
-            thread_id=thread_id,
-        )
-        run = run_execute(run=run)
-        if args.new_thread and thread_id is None:
-            thread_id = run.thread_id
-        ids.append(run.pk)
-    json.dump({"run_ids": ids, "thread_id": thread_id}, sys.stdout)
+    thread_ids = []
+    for _ in range(args.threads if args.new_thread else 1):
+        thread_id = args.thread
+        for index in range(args.count):
+            if args.pace and index:
+                time.sleep(args.pace)
+            run = run_start(
+                agent=agent,
+                owner_id=args.owner,
+                user_input=f"{args.prefix} {index}：出一份数据结构小测验",
+                thread_id=thread_id,
+            )
+            run = run_execute(run=run)
+            if args.new_thread and thread_id is None:
+                thread_id = run.thread_id
+            ids.append(run.pk)
+        thread_ids.append(thread_id)
+    json.dump({"run_ids": ids, "thread_id": thread_ids[0], "thread_ids": thread_ids}, sys.stdout)
 
 
 if __name__ == "__main__":

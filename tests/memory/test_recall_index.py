@@ -1,0 +1,328 @@
+"""L3 recall: tokenizer, BM25 index (against a brute-force reference) and the gate.
+
+Pure Python + numpy: runs without Django settings (``-p no:django``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import memory.recall.index as index_module
+from memory.recall.index import (
+    DEFAULT_THRESHOLD,
+    Hit,
+    RecallIndex,
+    brute_force_raw,
+    gate,
+)
+from memory.recall.tokenize import is_cjk_unigram, query_weights, stem, terms
+
+# --------------------------------------------------------------------------- tokenizer
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", []),
+        ("，。！？ ... ", []),
+        ("试卷", ["试卷", "试", "卷"]),
+        ("诗", ["诗"]),  # a one-character run is its own unigram
+        (
+            "出份Python试卷，共３题",
+            ["出份", "出", "份", "python", "试卷", "试", "卷", "共", "3", "题"],
+        ),
+        ("ＡＢＣ１２３", ["abc123"]),  # full width -> ASCII (NFKC), lower case
+        ("第２章：Linked Lists", ["第", "2", "章", "link", "list"]),
+        ("C++ 与 Java", ["c", "java"]),  # "与" is a stop character
+        ("我们的数据", ["们的", "的数", "数据", "数", "据"]),  # stop bigram 我们; 我 们 的
+        ("the questions were answered", ["question", "answer"]),
+        ("don't", ["don"]),  # "t" is a stop word
+        ("3.14", ["3", "14"]),
+        ("x² ①", ["x2", "1"]),  # NFKC unfolds compatibility characters
+        ("ｶﾀｶﾅ", ["カタ", "タカ", "カナ", "カ", "タ", "カ", "ナ"]),  # half-width kana -> full
+        ("数学math题", ["数学", "数", "学", "math", "题"]),
+    ],
+)
+def test_terms_table(text: str, expected: list[str]) -> None:
+    assert terms(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("dance", "danc"),
+        ("danced", "danc"),
+        ("dancing", "danc"),
+        ("running", "run"),
+        ("stopped", "stop"),
+        ("parties", "party"),
+        ("glasses", "glass"),
+        ("class", "class"),
+        ("bus", "bus"),
+        ("analysis", "analysis"),
+        ("cat", "cat"),
+        ("c3po", "c3po"),
+        ("café", "café"),
+    ],
+)
+def test_stem_table(word: str, expected: str) -> None:
+    assert stem(word) == expected
+
+
+def test_terms_is_deterministic_and_keeps_duplicates() -> None:
+    text = "二叉树二叉树 binary trees"
+    assert terms(text) == terms(text)
+    assert terms(text).count("二叉") == 2
+    assert terms("Trees") == terms("TREE") == terms("tree")  # stems need not be words
+
+
+def test_query_weights_decay_turn_weights_and_unigrams() -> None:
+    weights = query_weights(["数据结构试卷", "简答题换两道"], decay=0.5)
+    assert weights["简答"] == pytest.approx(1.0)  # newest turn, once: (k3+1)x/(k3+x) = 1
+    assert weights["数据"] == pytest.approx(2 * 0.5 / 1.5)  # older turn: x = 0.5
+    assert weights["答"] == pytest.approx(0.5)  # a unigram weighs half
+    assert is_cjk_unigram("答") and not is_cjk_unigram("答题") and not is_cjk_unigram("a")
+    only_new = query_weights(["数据结构", "试卷"], decay=0.0)
+    assert set(only_new) == {"试卷", "试", "卷"}
+    muted = query_weights(["数据结构", "试卷"], turn_weights=[1.0, 0.0])
+    assert "试卷" not in muted and "数据" in muted
+    assert query_weights("试卷 试卷")["试卷"] == pytest.approx(4 / 3)  # saturates
+    with pytest.raises(ValueError):
+        query_weights(["a"], turn_weights=[1.0, 2.0])
+
+
+# ------------------------------------------------------------------ index vs reference
+
+TERMS = st.sampled_from([f"t{i}" for i in range(12)] + ["数据", "结构", "x"])
+DOC = st.lists(TERMS, min_size=0, max_size=12)
+CORPUS = st.dictionaries(st.integers(min_value=0, max_value=10_000), DOC, min_size=1, max_size=25)
+QUERY = st.dictionaries(TERMS, st.floats(min_value=0.1, max_value=3.0), min_size=1, max_size=6)
+
+
+@pytest.fixture
+def always_prune(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Make MaxScore pruning kick in even on tiny indexes."""
+    monkeypatch.setattr(index_module, "_PRUNE_MIN_POSTINGS", 0)
+    monkeypatch.setattr(index_module, "_PRUNE_SHARE", 0.0)
+    monkeypatch.setattr(index_module, "_PRUNE_MAX_CANDIDATES", 1.0)
+    monkeypatch.setattr(index_module, "_POOL_LIMIT", 4)
+    yield
+
+
+def _expected(corpus: dict[int, list[str]], query: dict[str, float], k: int) -> list[float]:
+    reference = brute_force_raw(corpus, query)
+    return sorted((v for v in reference.values() if v > 1e-9), reverse=True)[:k]
+
+
+def _check(
+    index: RecallIndex, corpus: dict[int, list[str]], query: dict[str, float], k: int
+) -> None:
+    reference = brute_force_raw(corpus, query)
+    hits = index.search(query, k=k)
+    expected = _expected(corpus, query, k)
+    assert len(hits) == len(expected)
+    for hit, raw in zip(hits, expected, strict=True):
+        assert hit.raw == pytest.approx(raw, rel=1e-4, abs=1e-5)
+        assert hit.raw == pytest.approx(reference[hit.doc_id], rel=1e-4, abs=1e-5)
+        assert 0.0 <= hit.score <= 1.0
+    raws = [h.raw for h in hits]
+    assert raws == sorted(raws, reverse=True)
+
+
+_SETTINGS = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@_SETTINGS
+@given(corpus=CORPUS, query=QUERY, k=st.integers(min_value=1, max_value=8))
+def test_bulk_index_matches_brute_force(
+    corpus: dict[int, list[str]], query: dict[str, float], k: int
+) -> None:
+    _check(RecallIndex.from_documents(corpus.items()), corpus, query, k)
+
+
+@_SETTINGS
+@given(corpus=CORPUS, query=QUERY, k=st.integers(min_value=1, max_value=8))
+def test_pruned_search_matches_brute_force(
+    always_prune: None, corpus: dict[int, list[str]], query: dict[str, float], k: int
+) -> None:
+    _check(RecallIndex.from_documents(corpus.items()), corpus, query, k)
+
+
+@_SETTINGS
+@given(
+    corpus=CORPUS,
+    extra=CORPUS,
+    removed=st.sets(st.integers(min_value=0, max_value=10_000), max_size=30),
+    query=QUERY,
+    prune=st.booleans(),
+)
+def test_incremental_add_remove_equals_rebuild(
+    corpus: dict[int, list[str]],
+    extra: dict[int, list[str]],
+    removed: set[int],
+    query: dict[str, float],
+    prune: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if prune:
+        monkeypatch.setattr(index_module, "_PRUNE_MIN_POSTINGS", 0)
+        monkeypatch.setattr(index_module, "_PRUNE_SHARE", 0.0)
+        monkeypatch.setattr(index_module, "_PRUNE_MAX_CANDIDATES", 1.0)
+    index = RecallIndex.from_documents(corpus.items())
+    final = dict(corpus)
+    for doc_id, doc_terms in extra.items():  # adds and upserts
+        index.add(doc_id, doc_terms)
+        final[doc_id] = doc_terms
+    for doc_id in sorted(removed | set(list(final)[::3])):
+        assert index.remove(doc_id) == (doc_id in final)
+        final.pop(doc_id, None)
+    assert len(index) == len(final)
+    assert sorted(index.doc_ids) == sorted(final)
+    if not final:
+        assert index.search(query, k=5) == []
+        return
+    rebuilt = RecallIndex.from_documents(final.items())
+    got = index.search(query, k=len(final))
+    want = rebuilt.search(query, k=len(final))
+    assert [(h.doc_id, round(h.raw, 4), round(h.score, 5)) for h in got] == [
+        (h.doc_id, round(h.raw, 4), round(h.score, 5)) for h in want
+    ]
+    _check(index, final, query, 5)
+    for term in set(query):
+        assert index.document_frequency(term) == rebuilt.document_frequency(term)
+
+
+def test_compaction_keeps_results() -> None:
+    corpus = {i: [f"t{i % 7}", f"t{i % 5}", "common"] for i in range(200)}
+    index = RecallIndex.from_documents(corpus.items())
+    for i in range(0, 200, 2):  # more than a quarter: compacts
+        index.remove(i)
+        del corpus[i]
+    index.add(1000, ["t1", "t3"])
+    corpus[1000] = ["t1", "t3"]
+    assert index._n_slots < 150  # compacted at least once
+    _check(index, corpus, {"t1": 1.0, "t3": 0.5, "common": 1.0}, 10)
+
+
+def test_exclude_and_upsert_and_ties() -> None:
+    index = RecallIndex()
+    for doc_id in (5, 3, 9):
+        index.add(doc_id, ["二叉", "叉树", "filler"])
+    index.add(1, ["other"])
+    index.add(2, ["other2"])
+    hits = index.search(["二叉", "叉树"], k=10)
+    assert [h.doc_id for h in hits] == [3, 5, 9]  # equal scores: ordered by doc_id
+    assert [h.doc_id for h in index.search(["二叉"], k=10, exclude={3, 9, 404})] == [5]
+    index.add(5, ["other"])  # upsert: entry 5 no longer mentions 二叉
+    assert [h.doc_id for h in index.search(["二叉"], k=10)] == [3, 9]
+    assert index.remove(5) and not index.remove(5)
+    assert 5 not in index and 3 in index
+
+
+def test_empty_cases() -> None:
+    empty = RecallIndex()
+    assert empty.search(["x"], k=3) == []
+    index = RecallIndex.from_documents([(1, ["a"]), (2, [])])
+    assert index.search([], k=3) == []
+    assert index.search(["zzz"], k=3) == []
+    assert index.search(["a"], k=0) == []
+    assert [h.doc_id for h in index.search(["a"], k=3)] == [1]
+    assert RecallIndex.from_documents([]).search(["a"], k=3) == []
+
+
+def test_from_documents_keeps_the_last_version() -> None:
+    index = RecallIndex.from_documents([(1, ["a"]), (2, ["b"]), (1, ["c"])])
+    assert len(index) == 2
+    assert index.search(["a"], k=3) == []
+    assert [h.doc_id for h in index.search(["c"], k=3)] == [1]
+
+
+# ----------------------------------------------------------------- calibrated score
+
+HISTORY = [
+    "帮我出一份高二数学期中试卷，重点考二次函数和三角函数，难度中等\n"
+    "好的，以下是高二数学期中试卷（满分150分）。一、选择题：1. 二次函数y=x²-2x的对称轴是",
+    "设计一节初二语文公开课教案，主题是古诗词鉴赏，时长45分钟\n"
+    "教学目标：1. 理解诗歌意象；2. 体会作者情感。教学重点：意象分析。导入：播放古琴曲",
+    "给家长写一封期末考试后的家长会通知\n各位家长：您好！本学期期末考试已经结束，"
+    "学校定于下周五下午召开家长会，请您准时参加",
+    "把数据结构试卷里的简答题换成两道编程题\n已替换：原第5题和第6题改为编程题。"
+    "1. 实现单链表的反转；2. 用栈实现队列",
+    "Create a 10-question quiz on photosynthesis for grade 8\n"
+    "Sure! 1. What gas do plants absorb during photosynthesis?",
+    "总结一下化学方程式配平的方法\n配平方法：一、观察法；二、最小公倍数法；三、奇数配偶法",
+    "英语定语从句的讲解思路\n先复习关系代词that/which/who的用法，再通过例句归纳规则",
+    "出十道关于牛顿第二定律的计算题\n1. 质量为2kg的物体受到10N的水平拉力",
+]
+
+
+@pytest.fixture(scope="module")
+def history() -> RecallIndex:
+    return RecallIndex.from_documents((i, terms(text)) for i, text in enumerate(HISTORY))
+
+
+@pytest.mark.parametrize(
+    ("query", "expected_top"),
+    [
+        ("数据结构试卷的简答题再换成两道编程题", 3),
+        ("上次那份高二数学期中试卷，二次函数的题再加几道", 0),
+        ("帮我再写一份家长会通知，这次是期中考试", 2),
+        ("make another quiz on photosynthesis", 4),
+    ],
+)
+def test_related_query_passes_the_gate(history: RecallIndex, query: str, expected_top: int) -> None:
+    hits = history.search(query_weights(query), k=3)
+    assert hits and hits[0].doc_id == expected_top
+    assert hits[0].score >= DEFAULT_THRESHOLD
+    assert gate(hits)[0].doc_id == expected_top
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "今天天气怎么样",
+        "帮我给学生推荐几本课外书",
+        "what is the capital of France",
+        "请假条怎么写",
+        "出一份物理电磁感应的单元测验",
+    ],
+)
+def test_unrelated_query_stays_below_the_gate(history: RecallIndex, query: str) -> None:
+    hits = history.search(query_weights(query), k=3)
+    assert all(0.0 <= h.score < DEFAULT_THRESHOLD for h in hits)
+    assert gate(hits) == []
+
+
+def test_a_one_entry_scope_can_still_recall() -> None:
+    index = RecallIndex.from_documents([(7, terms(HISTORY[3]))])
+    hits = index.search(query_weights("数据结构试卷的简答题再换两道"), k=3)
+    assert [h.doc_id for h in gate(hits)] == [7]
+    assert index.search(query_weights("今天天气怎么样"), k=3) == []
+
+
+def test_score_is_a_capped_share_of_the_query_evidence() -> None:
+    index = RecallIndex.from_documents((i, [f"w{i}", "x"]) for i in range(40))
+    hit = index.search(["w1"], k=1)[0]
+    idf = index.idf([1])[0]
+    idf0 = index.idf([0])[0]
+    assert hit.score == pytest.approx(hit.raw / (idf + 4 * idf0), rel=1e-5)
+    # The same entry, asked with one more unknown term: a smaller share.
+    weaker = index.search(["w1", "never-seen"], k=1)[0]
+    assert weaker.raw == pytest.approx(hit.raw) and weaker.score < hit.score
+    # Many copies of the same term cannot push a score above 1.
+    heavy = index.search({"w1": 1000.0}, k=1)[0]
+    assert 0.0 < heavy.score <= 1.0 and not math.isnan(heavy.score)
+
+
+def test_gate_limits_and_threshold() -> None:
+    hits = [Hit(1, 0.9, 9.0), Hit(2, 0.5, 5.0), Hit(3, 0.19, 2.0), Hit(4, 0.8, 1.0)]
+    assert [h.doc_id for h in gate(hits)] == [1, 2]
+    assert [h.doc_id for h in gate(hits, threshold=0.1)] == [1, 2, 3]
+    assert [h.doc_id for h in gate(hits, limit=1)] == [1]
