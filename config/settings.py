@@ -130,6 +130,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "agents.models.Run.Status",
+        "ThreadStatusEnum": "memory.models.Thread.Status",
+        "RunMemoryStateEnum": "agents.models.Run.MemoryState",
+    },
 }
 
 # --- Tokens and the L0 working window -------------------------------------------------

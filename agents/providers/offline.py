@@ -174,7 +174,18 @@ def _demo_body(request: str, sections: dict[str, str]) -> str:
     if not topic and (thread := sections.get("本会话前情")):
         previous = [t for role, t in _TURN_RE.findall(thread) if role == "用户"]
         topic = next((_topic(p) for p in reversed(previous) if _topic(p)), "")
-    if "试卷" in request or "出题" in request or ("换" in request and topic):
+    kind = re.search(r"(简答题|选择题|填空题|判断题|计算题|应用题)", request)
+    if topic and kind and re.search(r"换|改|替换|调整", request):
+        count = re.search(r"([一两二三四五六七八九十]|\d+)\s*道", request)
+        how_many = count.group(1) if count else "两"
+        return (
+            f"演示产物：《{topic}试卷》（修改版）\n"
+            f"已按你的要求把{kind.group(1)}换了{how_many}道：\n"
+            f"1. （新）结合实例说明{topic}中一种常见结构的优缺点\n"
+            f"2. （新）比较{topic}中两种方法的时间复杂度，并说明适用场景\n"
+            "其余题目保持不变。"
+        )
+    if "试卷" in request or "出题" in request:
         subject = topic or "本课程"
         return (
             f"演示产物：《{subject}试卷》\n"
