@@ -40,6 +40,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -96,7 +97,7 @@ class Dataset:
     queries: list[Query]
 
 
-def _json_lines(path: Path) -> list[dict[str, object]]:
+def _json_lines(path: Path) -> list[dict[str, Any]]:
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
 
@@ -120,23 +121,22 @@ def load(data: Path, lang: str) -> Dataset:
     owners: dict[str, int] = {}
     for row in _json_lines(data / "zh" / "MADial-Bench-zh-memory.json"):
         for key, value in row.items():
-            owners[key] = int(value["user-id"])  # type: ignore[index]
+            owners[key] = int(value["user-id"])
     memories: dict[int, list[Memory]] = {}
     for row in _json_lines(data / lang / f"MADial-Bench-{lang}-memory.json"):
         for key, value in row.items():
-            assert isinstance(value, dict)
             user = int(value.get("user-id", owners[key]))
             text = f"{value['event']} {value['scene']} {value['emotion']}"
             memories.setdefault(user, []).append(Memory(int(key), user, text))
     queries: list[Query] = []
     for i, row in enumerate(_json_lines(data / lang / f"MADial-Bench-{lang}-dialogue.json")):
-        test_turn = int(row["test-turn"][0])  # type: ignore[index]
+        test_turn = int(row["test-turn"][0])
         queries.append(
             Query(
                 qid=i,
-                user=int(row["user-id"]),  # type: ignore[arg-type]
-                turns=_turns(row["dialogue"], test_turn),  # type: ignore[arg-type]
-                relevant=frozenset(int(r) for r in row["relevant-id"]),  # type: ignore[attr-defined]
+                user=int(row["user-id"]),
+                turns=_turns(row["dialogue"], test_turn),
+                relevant=frozenset(int(r) for r in row["relevant-id"]),
             )
         )
     return Dataset(lang, memories, queries)
@@ -293,7 +293,13 @@ class Outcome:
         return float(np.mean([own > other for own, other in pairs]))
 
     def threshold_at_false(self, rate: float = 0.05) -> float:
-        return float(np.quantile(self.other_best, 1 - rate))
+        """The lowest threshold whose false injection is at most ``rate``."""
+        values = {0.0, 1.0 + 1e-9} | {float(np.nextafter(v, 2.0)) for v in self.other_best}
+        return min(t for t in values if self.false_injection(t) <= rate)
+
+    def best_injected(self, rate: float = 0.05) -> float:
+        """Relevant injected at the best threshold that keeps false injection <= rate."""
+        return self.injected(self.threshold_at_false(rate))
 
 
 def run(system: System, data: Dataset, mode: str = "dialogue") -> Outcome:
@@ -332,7 +338,7 @@ def report_main(datasets: dict[str, Dataset], threshold: float) -> dict[str, obj
     header = (
         f"{'lang':4} {'system':20} "
         + " ".join(f"R@{k:<4}" for k in KS)
-        + f"  inj@{threshold}  false@{threshold}  ceiling  thr@5%false"
+        + f"  inj@{threshold}  false@{threshold}  ceiling  thr@5%false  inj@thr"
     )
     print(header)
     for lang, data in datasets.items():
@@ -344,18 +350,22 @@ def report_main(datasets: dict[str, Dataset], threshold: float) -> dict[str, obj
                 "false_injection": out.false_injection(threshold),
                 "paired_ceiling": out.paired_ceiling(),
                 "threshold_at_5pct_false": out.threshold_at_false(),
+                "injected_at_that_threshold": out.best_injected(),
             }
             summary[f"{lang}/{system.name}"] = row
             print(
                 f"{lang:4} {system.name:20} "
                 + " ".join(f"{out.recall_at(k):.3f} " for k in KS)
                 + f"  {_fmt(out.injected(threshold)):8} {_fmt(out.false_injection(threshold)):10}"
-                + f" {_fmt(out.paired_ceiling()):8} {_fmt(out.threshold_at_false())}"
+                + f" {_fmt(out.paired_ceiling()):8} {_fmt(out.threshold_at_false()):12}"
+                + f" {_fmt(out.best_injected())}"
             )
     print(
-        "  ceiling: share of queries whose best relevant top-3 memory outscores everything "
-        "of the other user\n  (an upper bound of 'relevant injected' at zero false injection "
-        "for any threshold on that score)."
+        "  thr@5%false: the lowest threshold with false injection <= 0.05; inj@thr: relevant\n"
+        "  injected there (the best any fixed threshold on this score can do at that rate).\n"
+        "  ceiling: share of queries whose best relevant top-3 memory outscores everything of\n"
+        "  the other user. For any gate that is a per-query increasing function of BM25 (every\n"
+        "  normalisation of it), relevant injected <= ceiling + false injection."
     )
     return summary
 

@@ -13,7 +13,15 @@ from django.template.response import TemplateResponse
 from django.utils.translation import gettext_lazy as _
 
 from agents.models import Run
-from memory.models import CoreCandidate, CoreFact, MemoryOp, RedlineAudit, RunContext, Thread
+from memory.models import (
+    CoreCandidate,
+    CoreFact,
+    MemoryOp,
+    RecallEntry,
+    RedlineAudit,
+    RunContext,
+    Thread,
+)
 from memory.services import facts
 
 _MONEY = DecimalField(max_digits=14, decimal_places=6)
@@ -207,3 +215,12 @@ class RedlineAuditAdmin(ReadOnlyAdmin):
     list_filter = ["category", "source", "agent__tenant"]
     list_select_related = ["agent", "owner"]
     date_hierarchy = "day"
+
+
+@admin.register(RecallEntry)
+class RecallEntryAdmin(ReadOnlyAdmin):
+    list_display = ["run", "owner", "agent", "created_at", "text"]
+    list_filter = ["agent__tenant", "agent"]
+    list_select_related = ["run", "owner", "agent"]
+    search_fields = ["text", "owner__username"]
+    exclude = ["terms"]

@@ -225,3 +225,53 @@ class RedlineAudit(models.Model):
                 name="redline_audit_unique",
             ),
         ]
+
+
+class RecallEntry(models.Model):
+    """One finished run, as episodic memory (L3): a compact, red-line-filtered text.
+
+    ``terms`` is the entry's pre-tokenised text (space-separated; no term contains a
+    space), so that a process can build its in-memory BM25 index without re-tokenising.
+    """
+
+    tenant = models.ForeignKey("agents.Tenant", on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="+")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    run = models.OneToOneField(
+        "agents.Run", on_delete=models.CASCADE, related_name="recall_entry"
+    )
+    thread = models.ForeignKey(
+        Thread, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    text = models.TextField(_("摘录"))
+    terms = models.TextField(editable=False)
+    created_at = models.DateTimeField(_("运行时间"))
+
+    class Meta:
+        verbose_name = _("情景记忆条目")
+        verbose_name_plural = _("情景记忆条目")
+        indexes = [models.Index(fields=["tenant", "agent", "owner", "id"], name="recall_scope")]
+
+    def __str__(self) -> str:
+        return self.text[:40]
+
+
+class RecallScope(models.Model):
+    """Per-scope version of the recall entries, bumped in the transaction of every write.
+
+    Each process keeps an in-memory index per scope; one indexed read of this row tells
+    it whether the index is current, which entries to load incrementally (``max_entry_id``)
+    and whether anything was removed (``entry_count``).
+    """
+
+    tenant = models.ForeignKey("agents.Tenant", on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="+")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    version = models.PositiveBigIntegerField(default=0)
+    entry_count = models.PositiveIntegerField(default=0)
+    max_entry_id = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "agent", "owner"], name="recall_scope_unique"),
+        ]

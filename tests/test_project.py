@@ -88,7 +88,7 @@ def test_admin_pages_render_for_an_operator() -> None:
         "/admin/agents/run/", "/admin/agents/run/?memory_state__exact=done",
         "/admin/memory/thread/", f"/admin/memory/thread/{thread_id}/change/",
         "/admin/memory/memoryop/", "/admin/memory/corecandidate/", "/admin/memory/corefact/",
-        "/admin/memory/redlineaudit/", "/admin/django_q/schedule/", "/admin/django_q/failure/",
+        "/admin/memory/redlineaudit/", "/admin/memory/recallentry/", "/admin/django_q/schedule/", "/admin/django_q/failure/",
         "/admin/django_q/ormq/",
     ]
     for url in pages:

@@ -1,6 +1,6 @@
 from django.urls import re_path
 
-from memory.api import core_views, views
+from memory.api import core_views, recall_views, views
 
 _THREAD = r"(?P<thread_id>th_[0-9a-f]{1,28})"
 
@@ -44,5 +44,10 @@ urlpatterns = [
         r"^memory/facts/(?P<fact_id>\d{1,18})/?$",
         core_views.FactDetailView.as_view(),
         name="api-memory-fact",
+    ),
+    re_path(
+        r"^agents/(?P<agent_id>\d{1,18})/recall/?$",
+        recall_views.RecallSearchView.as_view(),
+        name="api-recall",
     ),
 ]

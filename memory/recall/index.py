@@ -38,14 +38,15 @@ Calibrated score (``Hit.score``, in [0, 1])
     whose score is at least the threshold (default 0.2).
 
 Data layout and speed
-    Postings are stored per term as parallel ``int32`` slot and ``float32`` tf arrays,
-    slots ascending. A bulk build (:meth:`RecallIndex.from_documents`) writes them into
-    one CSR block with one sort; entries added later append to a growable tail per term
-    (capacity doubling), so an add costs amortised O(distinct terms). Removal marks the
-    entry's slot dead (its postings stay as tombstones, ignored at search) and updates
-    document frequencies. The index compacts itself (tails merged into a new block, dead
-    entries dropped) when the tails reach a quarter of the block or dead slots a quarter
-    of all slots, which keeps both the extra memory and the amortised cost bounded.
+    Postings are stored per term as parallel ``int32`` slot and ``uint16`` tf arrays
+    (6 bytes a posting; a tf above 65535 is stored as 65535), slots ascending. A bulk
+    build (:meth:`RecallIndex.from_documents`) writes them into one CSR block with one
+    sort; entries added later append to a growable tail per term (capacity doubling),
+    so an add costs amortised O(distinct terms). Removal marks the entry's slot dead (its
+    postings stay as tombstones, ignored at search) and updates document frequencies.
+    The index compacts itself (tails merged into a new block, dead entries dropped) when
+    the tails reach a quarter of the block or dead slots a quarter of all slots, which
+    keeps both the extra memory and the amortised cost bounded.
 
     A search is exact top-k BM25 with MaxScore pruning: terms are taken by decreasing
     upper bound (from each term's largest tf and shortest entry) and accumulated densely
@@ -103,10 +104,13 @@ _PRUNE_MAX_CANDIDATES = 1 / 32
 # Slots of short postings lists kept to estimate the k-th best score cheaply.
 _POOL_LIMIT = 8192
 
-# Slot numbers are stored as intp: numpy gathers and scatters with native-width indices
-# about twice as fast as with int32 ones (measured), for 4 more bytes per posting.
-_SLOT = np.intp
-IntArray = npt.NDArray[np.intp]
+# Postings are stored compactly (6 bytes each) and widened per list at search time:
+# numpy scatters with native-width (intp) indices about twice as fast as with int32 ones.
+_SLOT = np.int32
+_TF = np.uint16
+_TF_MAX = int(np.iinfo(_TF).max)  # a larger tf is stored as this (BM25 saturates long before)
+IntArray = npt.NDArray[np.int32]
+TfArray = npt.NDArray[np.uint16]
 FloatArray = npt.NDArray[np.float32]
 
 
@@ -141,10 +145,10 @@ class _Growable:
 
     def __init__(self) -> None:
         self.slots: IntArray = np.empty(_MIN_CAPACITY, dtype=_SLOT)
-        self.tfs: FloatArray = np.empty(_MIN_CAPACITY, dtype=np.float32)
+        self.tfs: TfArray = np.empty(_MIN_CAPACITY, dtype=_TF)
         self.n = 0
 
-    def append(self, slot: int, tf: float) -> None:
+    def append(self, slot: int, tf: int) -> None:
         if self.n == len(self.slots):
             self.slots = np.resize(self.slots, 2 * self.n)
             self.tfs = np.resize(self.tfs, 2 * self.n)
@@ -188,7 +192,7 @@ class RecallIndex:
         # Bulk-built postings (CSR by term id); terms past len(_ptr) - 1 have none there.
         self._ptr: npt.NDArray[np.int64] = np.zeros(1, dtype=np.int64)
         self._csr_slots: IntArray = np.zeros(0, dtype=_SLOT)
-        self._csr_tfs: FloatArray = np.zeros(0, dtype=np.float32)
+        self._csr_tfs: TfArray = np.zeros(0, dtype=_TF)
         # Postings added one by one since the last bulk build: a growable tail per term.
         self._tails: dict[int, _Growable] = {}
         self._n_tail_postings = 0
@@ -252,7 +256,7 @@ class RecallIndex:
         doc_ids: npt.NDArray[np.int64],
         lengths: FloatArray,
         sorted_keys: npt.NDArray[np.int64],
-        tfs: FloatArray | None = None,
+        tfs: TfArray | None = None,
     ) -> None:
         """Install postings from sorted ``term_id << _slot_bits(n_docs) | slot`` keys.
 
@@ -265,7 +269,7 @@ class RecallIndex:
             starts = np.flatnonzero(np.diff(sorted_keys, prepend=-1))
             counts = np.diff(np.append(starts, len(sorted_keys)))
             keys = sorted_keys[starts]
-            tfs = counts.astype(np.float32)
+            tfs = np.minimum(counts, _TF_MAX).astype(_TF)
         else:
             keys = sorted_keys
         shift = _slot_bits(n_docs)
@@ -342,9 +346,10 @@ class RecallIndex:
             tail = tails.get(tid)
             if tail is None:
                 tail = tails[tid] = _Growable()
-            tail.append(slot, float(tf))
+            tail.append(slot, min(tf, _TF_MAX))
         tids = np.fromiter(counts.keys(), dtype=np.int32, count=len(counts))
         tfs = np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
+        np.minimum(tfs, _TF_MAX, out=tfs)
         self._df[tids] += 1
         self._tfmax[tids] = np.maximum(self._tfmax[tids], tfs)
         self._dlmin[tids] = np.minimum(self._dlmin[tids], np.float32(length))
@@ -430,9 +435,9 @@ class RecallIndex:
         self._norm_cache = (avgdl, self._n_slots, norms)
         return avgdl, norms
 
-    def _segments(self, tid: int) -> list[tuple[IntArray, FloatArray]]:
+    def _segments(self, tid: int) -> list[tuple[IntArray, TfArray]]:
         """A term's postings: its CSR slice and its tail, each sorted by slot."""
-        out: list[tuple[IntArray, FloatArray]] = []
+        out: list[tuple[IntArray, TfArray]] = []
         if tid < len(self._ptr) - 1:
             lo, hi = int(self._ptr[tid]), int(self._ptr[tid + 1])
             if hi > lo:
@@ -563,7 +568,8 @@ class RecallIndex:
             for slots, tfs in segments:
                 if pool is None and sum(map(len, pool_parts)) < _POOL_LIMIT:
                     pool_parts.append(slots)
-                np.add.at(scores, slots, _saturation(tfs, np.take(norms, slots), mass))
+                wide = slots.astype(np.intp)
+                np.add.at(scores, wide, _saturation(tfs, np.take(norms, wide), mass))
         return None, scores
 
     def _finish(
@@ -585,9 +591,10 @@ class RecallIndex:
             mass = np.float32(term_mass * k1p1)
             for slots, tfs in self._segments(tid):
                 if len(candidates) * 16 < len(slots):
-                    pos = np.searchsorted(slots, candidates)
+                    narrow = candidates.astype(_SLOT)  # (a wider key would copy the list)
+                    pos = np.searchsorted(slots, narrow)
                     np.minimum(pos, len(slots) - 1, out=pos)
-                    found = np.flatnonzero(slots[pos] == candidates)
+                    found = np.flatnonzero(slots[pos] == narrow)
                     tf = tfs[pos[found]]
                 else:
                     where = np.take(position, slots)
@@ -650,7 +657,7 @@ class RecallIndex:
 
     def nbytes(self) -> int:
         """Approximate memory held by the index's arrays (not the Python dicts)."""
-        arrays = [
+        arrays: list[npt.NDArray[np.generic]] = [
             self._df,
             self._tfmax,
             self._dlmin,
@@ -670,7 +677,7 @@ def _slot_bits(n_docs: int) -> int:
     return max(1, (n_docs - 1).bit_length())
 
 
-def _saturation(tfs: FloatArray, norms: FloatArray, mass: np.float32) -> FloatArray:
+def _saturation(tfs: TfArray, norms: FloatArray, mass: np.float32) -> FloatArray:
     """``mass * tf / (tf + norm)`` elementwise, computed in place in ``norms``."""
     norms += tfs
     np.divide(tfs, norms, out=norms)
@@ -687,6 +694,8 @@ def _sorted_unique(values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
 
 
 def _as_weights(query_terms: Sequence[str] | Mapping[str, float]) -> dict[str, float]:
+    if isinstance(query_terms, str):
+        raise TypeError("pass terms (see memory.recall.tokenize), not a text")
     if isinstance(query_terms, Mapping):
         return {t: float(w) for t, w in query_terms.items() if w > 0}
     weights: dict[str, float] = {}

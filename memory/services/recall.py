@@ -1,33 +1,237 @@
-"""Episodic recall (L3)."""
+"""Episodic recall (L3): entries per finished run, a per-scope index, the gate, injection.
+
+Storage, chosen by measurement (see benchmarks/recall.py and the issue note): each entry
+stores its pre-tokenised terms in the database (SQLite and PostgreSQL alike); every
+process keeps an in-memory BM25 index per scope (``memory.recall.RecallIndex``, numpy
+postings) built from those terms once and then updated incrementally. A per-scope
+version row, bumped in the transaction of every write, tells a process in one indexed
+read whether its index is current and which entries to load.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memory.render import EMPTY, Rendered
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.db.models.functions import Greatest
+from django.utils import timezone
+
+from memory import boundary
+from memory.models import RecallEntry, RecallScope, RedlineAudit
+from memory.recall import Hit, RecallIndex, gate, query_weights, terms
+from memory.redline import redact
+from memory.render import EMPTY, Item, Rendered, render_list
 from memory.scope import Scope
+from memory.services.audit import redline_audit_record
 
 if TYPE_CHECKING:
     from agents.models import Run
+
+# The compact text of an entry: the teacher's request and the head of the answer.
+ENTRY_INPUT_CHARS = 400
+ENTRY_OUTPUT_CHARS = 300
+# Tokens of one recalled excerpt in the [相关历史] section.
+EXCERPT_TOKENS = 150
+# How many candidates a search ranks (the gate looks at the first RECALL_TOP_K).
+SEARCH_K = 10
+# Scopes whose index a process keeps in memory (least recently used dropped first).
+CACHED_SCOPES = 32
 
 
 @dataclass(frozen=True, slots=True)
 class RecallHit:
     entry_id: int
     run_id: int
+    thread_id: str | None
     score: float
     passes_gate: bool
     text: str
     created_at: str
 
 
+def entry_text(*, user_input: str, output: str) -> str:
+    head = " ".join(user_input.split())[:ENTRY_INPUT_CHARS]
+    answer = " ".join(output.split())[:ENTRY_OUTPUT_CHARS]
+    return f"{head}\n→ {answer}" if answer else head
+
+
+def recall_upsert(*, run: Run) -> RecallEntry | None:
+    """The run's entry (idempotent on run id). Failed runs are not recalled."""
+    if run.status != "completed":
+        return None
+    existing = RecallEntry.objects.filter(run_id=run.pk).first()
+    if existing is not None:
+        return existing
+    scope = Scope.of(run)
+    redaction = redact(entry_text(user_input=run.input, output=run.output))
+    if redaction.counts:
+        redline_audit_record(
+            scope=scope,
+            source=RedlineAudit.Source.RECALL,
+            counts={str(k): v for k, v in redaction.counts.items()},
+        )
+    try:
+        with transaction.atomic():
+            entry = RecallEntry.objects.create(
+                **scope.filter_kwargs(),
+                run_id=run.pk,
+                thread_id=run.thread_id,
+                text=redaction.text,
+                terms=" ".join(terms(redaction.text)),
+                created_at=run.created_at,
+            )
+            _bump_scope(scope=scope, entry_id=entry.pk)
+    except IntegrityError:
+        # Written concurrently by a redelivered job: that one stands.
+        return RecallEntry.objects.filter(run_id=run.pk).first()
+    return entry
+
+
+def _bump_scope(*, scope: Scope, entry_id: int) -> None:
+    updated = RecallScope.objects.filter(**scope.filter_kwargs()).update(
+        version=F("version") + 1,
+        entry_count=F("entry_count") + 1,
+        max_entry_id=Greatest(F("max_entry_id"), entry_id),
+    )
+    if updated:
+        return
+    try:
+        with transaction.atomic():
+            RecallScope.objects.create(
+                **scope.filter_kwargs(), version=1, entry_count=1, max_entry_id=entry_id
+            )
+    except IntegrityError:
+        _bump_scope(scope=scope, entry_id=entry_id)  # created concurrently; bump it
+
+
+# -- the per-process index cache ----------------------------------------------------------
+@dataclass
+class _ScopeIndex:
+    index: RecallIndex
+    version: int
+    max_entry_id: int
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_CACHE: OrderedDict[Scope, _ScopeIndex] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def _load(scope: Scope, *, after_entry_id: int = 0) -> tuple[list[tuple[int, list[str]]], int]:
+    rows = (
+        RecallEntry.objects.filter(**scope.filter_kwargs(), pk__gt=after_entry_id)
+        .order_by("pk")
+        .values_list("pk", "run_id", "terms")
+    )
+    documents: list[tuple[int, list[str]]] = []
+    last = after_entry_id
+    for pk, run_id, stored in rows.iterator(chunk_size=5000):
+        documents.append((run_id, stored.split()))
+        last = pk
+    return documents, last
+
+
+def _scope_index(scope: Scope) -> _ScopeIndex:
+    """This process's index of ``scope``, brought up to date with one indexed read."""
+    state = (
+        RecallScope.objects.filter(**scope.filter_kwargs())
+        .values_list("version", "entry_count", "max_entry_id")
+        .first()
+    ) or (0, 0, 0)
+    version, entry_count, _max_id = state
+    with _CACHE_LOCK:
+        cached = _CACHE.get(scope)
+        if cached is not None:
+            _CACHE.move_to_end(scope)
+    if cached is not None and cached.version == version:
+        return cached
+    if cached is not None:
+        with cached.lock:
+            documents, last = _load(scope, after_entry_id=cached.max_entry_id)
+            for doc_id, doc_terms in documents:
+                cached.index.add(doc_id, doc_terms)
+            cached.max_entry_id = last
+            cached.version = version
+            if len(cached.index) == entry_count:
+                return cached
+        # Entries were removed (their runs deleted): rebuild below.
+    documents, last = _load(scope)
+    fresh = _ScopeIndex(index=RecallIndex.from_documents(documents), version=version,
+                        max_entry_id=last)
+    with _CACHE_LOCK:
+        _CACHE[scope] = fresh
+        _CACHE.move_to_end(scope)
+        while len(_CACHE) > CACHED_SCOPES:
+            _CACHE.popitem(last=False)
+    return fresh
+
+
+def recall_cache_clear() -> None:
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
+def recall_search(
+    *, scope: Scope, query: str, exclude_run_ids: set[int] | frozenset[int] = frozenset(),
+    k: int = SEARCH_K,
+) -> list[RecallHit]:
+    """The scope's best entries for ``query``, with calibrated scores and the gate."""
+    weights = query_weights(query)
+    if not weights:
+        return []
+    cached = _scope_index(scope)
+    with cached.lock:
+        if not len(cached.index):
+            return []
+        hits: list[Hit] = cached.index.search(weights, k=k, exclude=exclude_run_ids)
+    passing = {hit.doc_id for hit in gate(hits, threshold=settings.RECALL_GATE,
+                                          limit=settings.RECALL_TOP_K)}
+    rows = {
+        row["run_id"]: row
+        for row in RecallEntry.objects.filter(
+            **scope.filter_kwargs(), run_id__in=[hit.doc_id for hit in hits]
+        ).values("pk", "run_id", "thread_id", "text", "created_at")
+    }
+    return [
+        RecallHit(
+            entry_id=rows[hit.doc_id]["pk"],
+            run_id=hit.doc_id,
+            thread_id=rows[hit.doc_id]["thread_id"],
+            score=float(hit.score),
+            passes_gate=hit.doc_id in passing,
+            text=rows[hit.doc_id]["text"],
+            created_at=timezone.localtime(rows[hit.doc_id]["created_at"]).isoformat(),
+        )
+        for hit in hits
+        if hit.doc_id in rows  # an entry deleted since the index was read
+    ]
+
+
 def recall_render(
     *, scope: Scope, query: str, exclude_run_ids: set[int], budget: int
 ) -> tuple[Rendered, list[RecallHit]]:
-    """The ``[相关历史]`` section. Filled by the recall issue (#6)."""
-    return EMPTY, []
-
-
-def recall_upsert(*, run: Run) -> None:
-    """Write the run's recall entry (idempotent on run id). Filled by the recall issue."""
+    """The ``[相关历史]`` section: gated hits, dated excerpts, inside a boundary."""
+    if budget <= 0:
+        return EMPTY, []
+    hits = [hit for hit in recall_search(scope=scope, query=query, exclude_run_ids=exclude_run_ids)
+            if hit.passes_gate]
+    if not hits:
+        return EMPTY, []
+    items = []
+    for hit in hits:
+        # Filtered when written; re-checked here like every injected memory.
+        excerpt = " ".join(redact(hit.text).text.split())
+        items.append(Item(id=hit.entry_id, text=f"{hit.created_at[:10]} {excerpt}"))
+    rendered = render_list(
+        header=boundary.RECALL_HEADER,
+        footer=boundary.RECALL_FOOTER,
+        items=items,
+        budget=budget,
+        item_cap=EXCERPT_TOKENS,
+    )
+    return rendered, hits

@@ -17,7 +17,7 @@ from django.utils import timezone
 from django_q.models import OrmQ
 
 from agents.models import Run
-from memory.models import Thread
+from memory.models import RecallEntry, RecallScope, Thread
 from tests.cluster import (
     Cluster,
     drive,
@@ -158,6 +158,11 @@ def test_eight_processes_fifty_runs_each_lose_no_job(school: Teacher, cluster: C
     wait_until(lambda: all_done() and caught_up(threads), timeout=600, what="400 jobs")
     assert Run.objects.filter(memory_state="done").count() == 400
     assert_threads_exact(threads)
+    # Recall: exactly one entry per completed run, none lost to concurrent run ends.
+    completed = set(Run.objects.filter(status="completed").values_list("pk", flat=True))
+    assert len(completed) == 400
+    assert sorted(RecallEntry.objects.values_list("run_id", flat=True)) == sorted(completed)
+    assert RecallScope.objects.get().entry_count == 400
     assert "database is locked" not in cluster.log()
 
 

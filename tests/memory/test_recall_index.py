@@ -235,6 +235,8 @@ def test_empty_cases() -> None:
     assert index.search(["a"], k=0) == []
     assert [h.doc_id for h in index.search(["a"], k=3)] == [1]
     assert RecallIndex.from_documents([]).search(["a"], k=3) == []
+    with pytest.raises(TypeError):
+        index.search("a text, not terms", k=3)
 
 
 def test_from_documents_keeps_the_last_version() -> None:

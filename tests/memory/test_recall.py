@@ -1,0 +1,132 @@
+"""Episodic recall through the API: entries, the gate, injection, scope, the cache."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.models import Run
+from memory.models import RecallEntry
+from memory.scope import Scope
+from memory.services.jobs import after_run_process
+from memory.services.recall import recall_cache_clear, recall_search
+from tests.factories import Teacher
+
+pytestmark = pytest.mark.django_db
+
+HISTORY = [
+    "出一份数据结构期中试卷，重点考二叉树的遍历和图的最短路径",
+    "帮我批改这篇英语作文，主题是我的暑假",
+    "设计一节关于光合作用的初二生物课教案",
+    "出十道一元二次方程的练习题，附答案",
+    "给家长写一封关于期末考试安排的通知",
+    "整理一下唐诗三首的赏析要点",
+    "推荐几本适合初中生的课外阅读书目",
+    "出一份化学实验安全须知的小测验",
+]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> None:
+    recall_cache_clear()
+
+
+def send(teacher: Teacher, text: str, thread_id: str | None = None) -> dict[str, object]:
+    payload: dict[str, object] = {"input": text}
+    if thread_id:
+        payload["thread_id"] = thread_id
+    body = teacher.client.post(f"/api/agents/{teacher.agent.pk}/run", payload, format="json").json()
+    after_run_process(run_id=int(body["id"]))  # type: ignore[call-overload]
+    return body
+
+
+def history(teacher: Teacher) -> dict[str, dict[str, object]]:
+    return {text: send(teacher, text) for text in HISTORY}
+
+
+def recalled(teacher: Teacher, run: dict[str, object]) -> list[int]:
+    manifest = teacher.client.get(f"/api/runs/{run['id']}/context").json()["manifest"]
+    return [e["run_id"] for e in manifest["sections"]["recall"]["entries"]]
+
+
+def test_related_query_in_a_new_thread_injects_the_old_run(teacher: Teacher) -> None:
+    old = history(teacher)
+    run = send(teacher, "再出一份和上次类似的数据结构试卷，二叉树部分多一些")
+    assert recalled(teacher, run) and recalled(teacher, run)[0] == old[HISTORY[0]]["id"]
+    context = teacher.client.get(f"/api/runs/{run['id']}/context").json()["injected_text"]
+    assert "[相关历史" in context and "二叉树的遍历" in context
+    assert "我想起一次相关的历史" in str(run["output"])
+
+
+def test_unrelated_query_injects_nothing(teacher: Teacher) -> None:
+    history(teacher)
+    for text in ["今天天气怎么样", "帮我写一份运动会开幕式的主持词", "怎样给小学生讲分数的意义"]:
+        run = send(teacher, text)
+        assert recalled(teacher, run) == [], text
+        context = teacher.client.get(f"/api/runs/{run['id']}/context").json()
+        assert "[相关历史" not in context["injected_text"]
+        assert context["manifest"]["sections"]["recall"]["tokens"] == 0
+
+
+def test_recent_turns_are_not_recalled_again(teacher: Teacher) -> None:
+    first = send(teacher, "出一份数据结构期中试卷，重点考二叉树的遍历")
+    second = send(teacher, "二叉树的遍历题再多出几道", str(first["thread_id"]))
+    assert first["id"] not in recalled(teacher, second)  # it is already a verbatim turn
+
+
+def test_failed_runs_have_no_entry_and_jobs_are_idempotent(teacher: Teacher) -> None:
+    body = send(teacher, "出一份数据结构期中试卷")
+    after_run_process(run_id=int(body["id"]))  # type: ignore[call-overload]
+    assert RecallEntry.objects.filter(run_id=body["id"]).count() == 1
+    failed = Run.objects.create(
+        tenant=teacher.tenant, agent=teacher.agent, owner=teacher.user, input="出一份数据结构试卷",
+        status=Run.Status.FAILED, error_code="provider_timeout",
+    )
+    after_run_process(run_id=failed.pk)
+    assert not RecallEntry.objects.filter(run_id=failed.pk).exists()
+
+
+def test_entries_are_red_line_filtered(teacher: Teacher) -> None:
+    body = send(teacher, "学生张伟的身份证号是11010519491231002X，帮我出一份数据结构试卷")
+    entry = RecallEntry.objects.get(run_id=body["id"])
+    assert "11010519491231002X" not in entry.text and "(涉及身份证号，略)" in entry.text
+
+
+def test_another_teachers_memory_is_never_recalled(teacher: Teacher, colleague: Teacher) -> None:
+    history(colleague)  # same school, same agent, another owner
+    run = send(teacher, "再出一份和上次类似的数据结构试卷，二叉树部分多一些")
+    assert recalled(teacher, run) == []
+    scope = Scope(tenant_id=teacher.tenant.pk, agent_id=teacher.agent.pk, owner_id=teacher.user.pk)
+    hits = recall_search(scope=scope, query="数据结构试卷 二叉树")
+    assert {hit.run_id for hit in hits} == {run["id"]}  # only the teacher's own run
+
+
+def test_recall_api(teacher: Teacher, outsider: Teacher) -> None:
+    old = history(teacher)
+    url = f"/api/agents/{teacher.agent.pk}/recall"
+    body = teacher.client.get(url, {"q": "数据结构试卷 二叉树 遍历"}).json()
+    assert body["threshold"] == 0.2
+    top = body["results"][0]
+    assert top["run_id"] == old[HISTORY[0]]["id"] and top["passes_gate"] is True
+    assert 0.0 <= top["score"] <= 1.0
+    assert all(0.0 <= r["score"] <= 1.0 for r in body["results"])
+    assert sum(r["passes_gate"] for r in body["results"]) <= 3
+    assert teacher.client.get(url).status_code == 400
+    assert teacher.client.get(url, {"q": "   "}).status_code == 400
+    assert teacher.client.get(url, {"q": "x", "limit": "abc"}).status_code == 400
+    assert outsider.client.get(url, {"q": "数据结构"}).status_code == 404
+    mine = outsider.client.get(f"/api/agents/{outsider.agent.pk}/recall", {"q": "数据结构"}).json()
+    assert mine["results"] == []
+
+
+def test_index_follows_new_and_deleted_entries(teacher: Teacher) -> None:
+    scope = Scope(tenant_id=teacher.tenant.pk, agent_id=teacher.agent.pk, owner_id=teacher.user.pk)
+    first = send(teacher, "出一份数据结构期中试卷，重点考二叉树的遍历")
+    assert [h.run_id for h in recall_search(scope=scope, query="二叉树遍历试卷")] == [first["id"]]
+    second = send(teacher, "再出一份二叉树遍历的专项练习")
+    assert {h.run_id for h in recall_search(scope=scope, query="二叉树遍历")} == {
+        first["id"], second["id"],
+    }
+    Run.objects.filter(pk=first["id"]).delete()  # cascades to its entry
+    third = send(teacher, "图的最短路径练习题")  # any write bumps the scope version
+    ids = {h.run_id for h in recall_search(scope=scope, query="二叉树遍历 最短路径")}
+    assert first["id"] not in ids and {second["id"], third["id"]} <= ids
