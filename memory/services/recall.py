@@ -191,11 +191,16 @@ def recall_search(
         hits: list[Hit] = cached.index.search(weights, k=k, exclude=exclude_run_ids)
     passing = {hit.doc_id for hit in gate(hits, threshold=settings.RECALL_GATE,
                                           limit=settings.RECALL_TOP_K)}
+    # Looked up by run id alone (its unique index): filtering on the scope columns too
+    # lets the planner pick the scope index and scan the whole scope. The scope is then
+    # checked on the few rows returned.
+    wanted = scope.filter_kwargs()
     rows = {
         row["run_id"]: row
-        for row in RecallEntry.objects.filter(
-            **scope.filter_kwargs(), run_id__in=[hit.doc_id for hit in hits]
-        ).values("pk", "run_id", "thread_id", "text", "created_at")
+        for row in RecallEntry.objects.filter(run_id__in=[hit.doc_id for hit in hits]).values(
+            "pk", "run_id", "thread_id", "text", "created_at", "tenant_id", "agent_id", "owner_id"
+        )
+        if all(row[key] == value for key, value in wanted.items())
     }
     return [
         RecallHit(
