@@ -13,7 +13,8 @@ help:
 	@echo "make test         the test suite (SQLite; set DATABASE_URL=postgres://... for PostgreSQL)"
 	@echo "make test-browser the browser tests (headless Chromium), in their own invocation"
 	@echo "make quick        the fast tier only (no real cluster, no browser)"
-	@echo "make lint         ruff + makemigrations --check"
+	@echo "make test-crash   10 more SIGKILL crash trials of the memory worker"
+	@echo "make lint         ruff, mypy, makemigrations --check"
 	@echo "make bench        the benchmarks in benchmarks/"
 
 # The venv is (re)built when pyproject.toml changes; find-python.sh picks Python >= 3.12.
@@ -36,7 +37,7 @@ run: migrate
 	@HOST=$(HOST) PORT=$(PORT) scripts/run.sh
 
 test: venv
-	$(PY) -m pytest -m "not browser"
+	$(PY) -m pytest -m "not browser and not slow_extra"
 
 test-browser: venv
 	$(PY) -m pytest -m browser tests/browser
@@ -44,16 +45,23 @@ test-browser: venv
 quick: venv
 	$(PY) -m pytest -m "not slow and not browser"
 
+# More SIGKILL crash trials of the memory worker (10 beyond the 5 in `make test`).
+test-crash: venv
+	$(PY) -m pytest -m slow_extra tests/memory/test_cluster.py
+
 lint: venv
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy agents memory web config
 	$(PY) manage.py makemigrations --check --dry-run
 
 bench: venv
 	$(PY) benchmarks/context.py
 	$(PY) benchmarks/jobs.py
 	$(PY) benchmarks/recall.py
+	$(PY) benchmarks/recall_storage.py
 	$(PY) benchmarks/recall_eval.py
 	$(PY) benchmarks/redline.py
 	$(PY) benchmarks/sanitizer.py
 
-.PHONY: help venv migrate run test test-browser quick lint bench
+.PHONY: help venv migrate run test test-browser test-crash quick lint bench

@@ -1,5 +1,4 @@
 from django.contrib import admin
-
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
@@ -82,7 +81,6 @@ class RunAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
-
 
 
 admin.site.site_header = _("智能体记忆 · 运维后台")

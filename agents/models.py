@@ -61,7 +61,9 @@ class Provider(models.Model):
 
     name = models.CharField(_("名称"), max_length=100, unique=True)
     kind = models.CharField(_("类型"), max_length=20, choices=Kind.choices)
-    base_url = models.URLField(_("接口地址"), blank=True, help_text=_("例如 http://127.0.0.1:11434/v1"))
+    base_url = models.URLField(
+        _("接口地址"), blank=True, help_text=_("例如 http://127.0.0.1:11434/v1")
+    )
     model = models.CharField(_("模型"), max_length=200, blank=True)
     api_key_env = models.CharField(
         _("密钥环境变量名"),

@@ -88,7 +88,9 @@ class Finished:
 RunEvent = Started | TextDelta | Finished
 
 
-def _validate_context(*, agent: Agent, owner_id: int, context: dict[str, Any]) -> ContinueSource | None:
+def _validate_context(
+    *, agent: Agent, owner_id: int, context: dict[str, Any]
+) -> ContinueSource | None:
     mode = context.get("mode")
     if mode is not None and (not isinstance(mode, str) or mode not in MODE_PROMPTS):
         raise RunRejected("context.mode", _("不支持的模式。可选：%s") % ", ".join(MODE_PROMPTS))

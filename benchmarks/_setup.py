@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PG_URL = os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/bench_agent_memory")
 
 
-def parse(description: str, extra: Callable[[argparse.ArgumentParser], None] | None = None) -> argparse.Namespace:
+def parse(
+    description: str, extra: Callable[[argparse.ArgumentParser], None] | None = None
+) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--backend", choices=["sqlite", "postgres", "all"], default="all")
     if extra:
@@ -40,7 +42,9 @@ def run_per_backend(script: str, args: list[str], backend: str) -> None:
             env["DATABASE_URL"] = PG_URL
         env.setdefault("OFFLINE_STREAM_DELAY", "0")
         env.setdefault("LOG_LEVEL", "WARNING")
-        subprocess.run([sys.executable, script, *args, "--backend", name], env=env, check=True, cwd=ROOT)
+        subprocess.run(
+            [sys.executable, script, *args, "--backend", name], env=env, check=True, cwd=ROOT
+        )
 
 
 def _recreate_pg() -> None:
@@ -69,5 +73,5 @@ def django_ready() -> None:
 def percentiles(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
     p50 = statistics.median(ordered)
-    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
     return p50, p95

@@ -19,22 +19,42 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _setup  # noqa: E402
+import _setup
 
 
 def _cluster(log: Path) -> subprocess.Popen[bytes]:
     env = dict(os.environ, Q_SYNC="0")
-    return subprocess.Popen([sys.executable, "manage.py", "qcluster"], cwd=_setup.ROOT, env=env,
-                            stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "qcluster"],
+        cwd=_setup.ROOT,
+        env=env,
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
-def _drivers(agent: int, owner: int, per_proc: int, procs: int, threads: list[str | None],
-             pace: float = 0.0) -> None:
+def _drivers(
+    agent: int, owner: int, per_proc: int, procs: int, threads: list[str | None], pace: float = 0.0
+) -> None:
     env = dict(os.environ, Q_SYNC="0")
     running = []
     for i in range(procs):
-        args = [sys.executable, "-m", "tests.cluster_driver", "--agent", str(agent), "--owner",
-                str(owner), "--count", str(per_proc), "--prefix", f"b{i}", "--pace", str(pace)]
+        args = [
+            sys.executable,
+            "-m",
+            "tests.cluster_driver",
+            "--agent",
+            str(agent),
+            "--owner",
+            str(owner),
+            "--count",
+            str(per_proc),
+            "--prefix",
+            f"b{i}",
+            "--pace",
+            str(pace),
+        ]
         thread = threads[i % len(threads)]
         args += ["--thread", thread] if thread else ["--new-thread"]
         running.append(subprocess.Popen(args, cwd=_setup.ROOT, env=env, stdout=subprocess.DEVNULL))
@@ -50,6 +70,7 @@ def main() -> None:
         return
     _setup.django_ready()
     from django.db import connection
+
     from agents.models import Agent, Run
     from agents.services_demo import demo_bootstrap
     from memory.models import Thread
@@ -57,8 +78,11 @@ def main() -> None:
     account = demo_bootstrap(tenant_name="基准学校", username="bench")
     agent = Agent.objects.get(pk=account.agent_id)
     owner = agent.tenant.memberships.get().user_id
-    log = Path(os.environ["DATABASE_URL"].split("///")[-1]).parent / "qcluster.log" \
-        if "sqlite" in os.environ["DATABASE_URL"] else Path("/tmp/bench-qcluster.log")
+    log = (
+        Path(os.environ["DATABASE_URL"].split("///")[-1]).parent / "qcluster.log"
+        if "sqlite" in os.environ["DATABASE_URL"]
+        else Path("/tmp/bench-qcluster.log")
+    )
 
     def wait_done(total: int, timeout: float = 900) -> None:
         deadline = time.monotonic() + timeout
@@ -74,8 +98,10 @@ def main() -> None:
     began = time.monotonic()
     wait_done(backlog)
     elapsed = time.monotonic() - began
-    print(f"jobs  backend={connection.vendor:<10} backlog={backlog} jobs in {elapsed:.1f} s "
-          f"= {backlog / elapsed:.1f} jobs/s (incl. worker start-up)")
+    print(
+        f"jobs  backend={connection.vendor:<10} backlog={backlog} jobs in {elapsed:.1f} s "
+        f"= {backlog / elapsed:.1f} jobs/s (incl. worker start-up)"
+    )
 
     # 2. live latency: 8 processes, one thread each, a run every 0.5 s per process
     # (~16 runs/s offered, below the worker's capacity, so latency is not queueing).
@@ -87,13 +113,16 @@ def main() -> None:
     cluster.wait(timeout=30)
     latencies = sorted(
         (r.memory_done_at - r.finished_at).total_seconds() * 1000
-        for r in Run.objects.filter(pk__gt=0).order_by("pk")[backlog:]
+        for r in Run.objects.filter(pk__gt=0)
+        .order_by("pk")[backlog:]
         .only("finished_at", "memory_done_at")
     )
     p50, p95 = _setup.percentiles(latencies)
     summaries = Thread.objects.exclude(rolling_summary="").count()
-    print(f"jobs  backend={connection.vendor:<10} live: {len(latencies)} runs, run end -> memory "
-          f"done p50={p50:.0f} ms p95={p95:.0f} ms; threads with a summary: {summaries}")
+    print(
+        f"jobs  backend={connection.vendor:<10} live: {len(latencies)} runs, run end -> memory "
+        f"done p50={p50:.0f} ms p95={p95:.0f} ms; threads with a summary: {summaries}"
+    )
 
 
 if __name__ == "__main__":

@@ -20,19 +20,26 @@ from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _setup  # noqa: E402
+import _setup
 
 
 def main() -> None:
-    args = _setup.parse(__doc__ or "", lambda p: (p.add_argument("--entries", type=int, default=100_000),
-                                                  p.add_argument("--queries", type=int, default=300)))
+    args = _setup.parse(
+        __doc__ or "",
+        lambda p: (
+            p.add_argument("--entries", type=int, default=100_000),
+            p.add_argument("--queries", type=int, default=300),
+        ),
+    )
     if not _setup.is_child():
-        _setup.run_per_backend(__file__, ["--entries", str(args.entries), "--queries", str(args.queries)],
-                               args.backend)
+        _setup.run_per_backend(
+            __file__, ["--entries", str(args.entries), "--queries", str(args.queries)], args.backend
+        )
         return
     _setup.django_ready()
     from django.db import connection
     from django.utils import timezone
+    from recall import make_entry, make_query
 
     from agents.models import Agent, Run
     from agents.services_demo import demo_bootstrap
@@ -40,7 +47,6 @@ def main() -> None:
     from memory.recall import terms
     from memory.scope import Scope
     from memory.services.recall import recall_cache_clear, recall_search, recall_upsert
-    from recall import make_entry, make_query
 
     vendor = connection.vendor
     rng = random.Random(7)
@@ -52,24 +58,48 @@ def main() -> None:
     began = time.perf_counter()
     start = timezone.now() - timedelta(days=365)
     Run.objects.bulk_create(
-        [Run(tenant_id=agent.tenant_id, agent=agent, owner_id=owner_id, input=t[:200], output=t[200:],
-             status="completed", created_at=start + timedelta(seconds=i), memory_state="done")
-         for i, t in enumerate(texts)], batch_size=2000)
+        [
+            Run(
+                tenant_id=agent.tenant_id,
+                agent=agent,
+                owner_id=owner_id,
+                input=t[:200],
+                output=t[200:],
+                status="completed",
+                created_at=start + timedelta(seconds=i),
+                memory_state="done",
+            )
+            for i, t in enumerate(texts)
+        ],
+        batch_size=2000,
+    )
     run_ids = list(Run.objects.order_by("pk").values_list("pk", "created_at"))
     RecallEntry.objects.bulk_create(
-        [RecallEntry(**scope.filter_kwargs(), run_id=pk, text=t, terms=" ".join(terms(t)),
-                     created_at=created) for (pk, created), t in zip(run_ids, texts, strict=True)],
-        batch_size=2000)
+        [
+            RecallEntry(
+                **scope.filter_kwargs(),
+                run_id=pk,
+                text=t,
+                terms=" ".join(terms(t)),
+                created_at=created,
+            )
+            for (pk, created), t in zip(run_ids, texts, strict=True)
+        ],
+        batch_size=2000,
+    )
     last = RecallEntry.objects.order_by("-pk").values_list("pk", flat=True).first()
-    RecallScope.objects.create(**scope.filter_kwargs(), version=1, entry_count=len(texts),
-                               max_entry_id=last)
+    RecallScope.objects.create(
+        **scope.filter_kwargs(), version=1, entry_count=len(texts), max_entry_id=last
+    )
     print(f"[{vendor}] stored {len(texts)} entries in {time.perf_counter() - began:.1f} s")
 
     queries = [make_query(rng) for _ in range(args.queries)]
     recall_cache_clear()
     began = time.perf_counter()
     recall_search(scope=scope, query=queries[0])
-    print(f"[{vendor}] ours: cold index build from the database {time.perf_counter() - began:.2f} s")
+    print(
+        f"[{vendor}] ours: cold index build from the database {time.perf_counter() - began:.2f} s"
+    )
     samples = []
     for query in queries:
         t0 = time.perf_counter()
@@ -80,8 +110,14 @@ def main() -> None:
 
     upserts, refresh = [], []
     for i in range(50):
-        run = Run.objects.create(tenant_id=agent.tenant_id, agent=agent, owner_id=owner_id,
-                                 input=make_query(rng), output="好的", status="completed")
+        run = Run.objects.create(
+            tenant_id=agent.tenant_id,
+            agent=agent,
+            owner_id=owner_id,
+            input=make_query(rng),
+            output="好的",
+            status="completed",
+        )
         t0 = time.perf_counter()
         recall_upsert(run=run)
         upserts.append((time.perf_counter() - t0) * 1000)
@@ -90,22 +126,29 @@ def main() -> None:
         refresh.append((time.perf_counter() - t0) * 1000)
     u50, u95 = _setup.percentiles(upserts)
     r50, r95 = _setup.percentiles(refresh)
-    print(f"[{vendor}] ours: per-run update: recall_upsert p50={u50:.2f} ms p95={u95:.2f} ms; "
-          f"next search incl. incremental load p50={r50:.2f} ms p95={r95:.2f} ms")
+    print(
+        f"[{vendor}] ours: per-run update: recall_upsert p50={u50:.2f} ms p95={u95:.2f} ms; "
+        f"next search incl. incremental load p50={r50:.2f} ms p95={r95:.2f} ms"
+    )
 
     query_terms = [sorted(set(terms(q))) for q in queries]
     with connection.cursor() as cursor:
         if vendor == "sqlite":
             began = time.perf_counter()
             cursor.execute("CREATE VIRTUAL TABLE bench_fts USING fts5(terms, tokenize='unicode61')")
-            cursor.execute("INSERT INTO bench_fts(rowid, terms) SELECT run_id, terms FROM memory_recallentry")
+            cursor.execute(
+                "INSERT INTO bench_fts(rowid, terms) SELECT run_id, terms FROM memory_recallentry"
+            )
             print(f"[{vendor}] FTS5: build {time.perf_counter() - began:.1f} s")
             samples = []
             for qt in query_terms:
-                match = " OR ".join('"' + t.replace('"', '') + '"' for t in qt)
+                match = " OR ".join('"' + t.replace('"', "") + '"' for t in qt)
                 t0 = time.perf_counter()
-                cursor.execute("SELECT rowid, bm25(bench_fts) AS s FROM bench_fts WHERE bench_fts MATCH %s "
-                               "ORDER BY s LIMIT 10", [match])
+                cursor.execute(
+                    "SELECT rowid, bm25(bench_fts) AS s FROM bench_fts WHERE bench_fts MATCH %s "
+                    "ORDER BY s LIMIT 10",
+                    [match],
+                )
                 cursor.fetchall()
                 samples.append((time.perf_counter() - t0) * 1000)
             p50, p95 = _setup.percentiles(samples)
@@ -120,9 +163,11 @@ def main() -> None:
             for qt in query_terms[:100]:
                 tsq = " | ".join("'" + t.replace("'", "") + "'" for t in qt)
                 t0 = time.perf_counter()
-                cursor.execute("SELECT run_id, ts_rank(bench_tsv, q) AS s FROM memory_recallentry, "
-                               "to_tsquery('simple', %s) q WHERE bench_tsv @@ q ORDER BY s DESC LIMIT 10",
-                               [tsq])
+                cursor.execute(
+                    "SELECT run_id, ts_rank(bench_tsv, q) AS s FROM memory_recallentry, "
+                    "to_tsquery('simple', %s) q WHERE bench_tsv @@ q ORDER BY s DESC LIMIT 10",
+                    [tsq],
+                )
                 cursor.fetchall()
                 samples.append((time.perf_counter() - t0) * 1000)
             p50, p95 = _setup.percentiles(samples)

@@ -1,6 +1,6 @@
 """Sanitizer throughput on 20,000-character histories (the longest allowed input).
 
-    .venv/bin/python benchmarks/sanitizer.py
+.venv/bin/python benchmarks/sanitizer.py
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory.sanitizer import sanitize_history  # noqa: E402
+from memory.sanitizer import sanitize_history
 
 CASES = {
     "teacher zh": "请帮我批改这篇作文，重点看结构和标点。学生写得不错！下一步复习第三单元？",
@@ -31,7 +31,10 @@ def main() -> None:
             sanitize_history(text)
             samples.append((time.perf_counter() - began) * 1000)
         samples.sort()
-        print(f"sanitize_history  {name:<20} 20k chars  p50={samples[10]:.2f} ms  max={samples[-1]:.2f} ms")
+        print(
+            f"sanitize_history  {name:<20} 20k chars  "
+            f"p50={samples[10]:.2f} ms  max={samples[-1]:.2f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -85,9 +85,7 @@ def database_from_url(url: str, *, base_dir: Path) -> dict[str, Any]:
                 "transaction_mode": "IMMEDIATE",
                 "timeout": 30,
                 "init_command": (
-                    "PRAGMA journal_mode=WAL;"
-                    "PRAGMA synchronous=NORMAL;"
-                    "PRAGMA busy_timeout=30000;"
+                    "PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL;PRAGMA busy_timeout=30000;"
                 ),
             },
         }
@@ -106,4 +104,6 @@ def database_from_url(url: str, *, base_dir: Path) -> dict[str, Any]:
             "CONN_MAX_AGE": env_int("DB_CONN_MAX_AGE", 60, minimum=0),
             "CONN_HEALTH_CHECKS": True,
         }
-    raise ImproperlyConfigured(f"DATABASE_URL scheme {scheme!r} is not supported (sqlite, postgres)")
+    raise ImproperlyConfigured(
+        f"DATABASE_URL scheme {scheme!r} is not supported (sqlite, postgres)"
+    )

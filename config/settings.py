@@ -26,7 +26,7 @@ SECRET_KEY = env_str("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off")
-    SECRET_KEY = "django-insecure-local-development-only"  # noqa: S105 - DEBUG only
+    SECRET_KEY = "django-insecure-local-development-only"
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
@@ -179,6 +179,9 @@ RECALL_TOP_K = env_int("RECALL_TOP_K", 3, minimum=1)
 # Q_SYNC=1 in the environment, set by tests/conftest.py before Django starts.
 Q_TIMEOUT = env_int("Q_TIMEOUT", 120, minimum=10)
 Q_QUEUE_LIMIT = env_int("Q_QUEUE_LIMIT", 4, minimum=1)
+# A task not acknowledged after `retry` seconds is delivered again. It must exceed
+# (queue_limit + 2) x timeout, else a slow but healthy task runs twice concurrently.
+Q_RETRY = (Q_QUEUE_LIMIT + 2) * Q_TIMEOUT + 60
 Q_CLUSTER = {
     "name": "agent-memory",
     # One worker: memory jobs are serialised (design v2 §2.1). Correctness does not rest
@@ -190,9 +193,7 @@ Q_CLUSTER = {
     "orm": "default",
     "timeout": Q_TIMEOUT,
     "queue_limit": Q_QUEUE_LIMIT,
-    # A task not acknowledged after `retry` seconds is delivered again. It must exceed
-    # (queue_limit + 2) x timeout, else a slow but healthy task runs twice concurrently.
-    "retry": (Q_QUEUE_LIMIT + 2) * Q_TIMEOUT + 60,
+    "retry": Q_RETRY,
     # Bounded redelivery of a task that keeps dying; the sweeper picks up the rest.
     "max_attempts": 3,
     # Missed schedules (the sweeper while the server was down) run once, not N times.
@@ -205,8 +206,6 @@ Q_CLUSTER = {
     "sync": env_bool("Q_SYNC", False),
     "label": "任务队列",
 }
-if Q_CLUSTER["retry"] <= (Q_QUEUE_LIMIT + 2) * Q_TIMEOUT:  # pragma: no cover - guard
-    raise ImproperlyConfigured("Q_CLUSTER retry must exceed (queue_limit + 2) x timeout")
 
 LOGGING = {
     "version": 1,

@@ -11,7 +11,7 @@ import os
 os.environ.setdefault("Q_SYNC", "1")
 os.environ.setdefault("OFFLINE_STREAM_DELAY", "0")
 
-from config.settings import *  # noqa: E402,F403
+from config.settings import *  # noqa: F403
 
 # Fast hashing: tests create many users; production keeps Django's default.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -8,7 +8,7 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import Count, DecimalField, OuterRef, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.translation import gettext_lazy as _
 
@@ -137,12 +137,20 @@ class MemoryOpAdmin(ReadOnlyAdmin):
     search_fields = ["thread__id", "run__id"]
     date_hierarchy = "created_at"
 
-    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> TemplateResponse:
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         response = super().changelist_view(request, extra_context)
-        if isinstance(response, TemplateResponse) and "cl" in response.context_data:
+        if (
+            isinstance(response, TemplateResponse)
+            and response.context_data
+            and "cl" in response.context_data
+        ):
             queryset = response.context_data["cl"].queryset
             totals = queryset.aggregate(
-                cost=Sum("cost"), input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens")
+                cost=Sum("cost"),
+                input_tokens=Sum("input_tokens"),
+                output_tokens=Sum("output_tokens"),
             )
             self.message_user(
                 request,
@@ -166,32 +174,48 @@ class RunContextAdmin(ReadOnlyAdmin):
 
 
 @admin.action(description=_("确认所选候选（以管理员身份）"))
-def confirm_candidates(modeladmin: Any, request: HttpRequest, queryset: QuerySet[CoreCandidate]) -> None:
+def confirm_candidates(
+    modeladmin: Any, request: HttpRequest, queryset: QuerySet[CoreCandidate]
+) -> None:
     done = failed = 0
     for candidate in queryset:
         try:
-            facts.candidate_confirm(candidate=candidate, actor_id=request.user.pk)
+            facts.candidate_confirm(candidate=candidate, actor_id=int(request.user.pk or 0))
             done += 1
         except (facts.FactRejected, PermissionError, CoreCandidate.DoesNotExist):
             failed += 1
-    modeladmin.message_user(request, _("已确认 %(d)d 条，未能确认 %(f)d 条。") % {"d": done, "f": failed})
+    modeladmin.message_user(
+        request, _("已确认 %(d)d 条，未能确认 %(f)d 条。") % {"d": done, "f": failed}
+    )
 
 
 @admin.action(description=_("删除所选候选"))
-def reject_candidates(modeladmin: Any, request: HttpRequest, queryset: QuerySet[CoreCandidate]) -> None:
+def reject_candidates(
+    modeladmin: Any, request: HttpRequest, queryset: QuerySet[CoreCandidate]
+) -> None:
     done = failed = 0
     for candidate in queryset:
         try:
-            facts.candidate_reject(candidate=candidate, actor_id=request.user.pk)
+            facts.candidate_reject(candidate=candidate, actor_id=int(request.user.pk or 0))
             done += 1
         except PermissionError:
             failed += 1
-    modeladmin.message_user(request, _("已删除 %(d)d 条，无权删除 %(f)d 条。") % {"d": done, "f": failed})
+    modeladmin.message_user(
+        request, _("已删除 %(d)d 条，无权删除 %(f)d 条。") % {"d": done, "f": failed}
+    )
 
 
 @admin.register(CoreCandidate)
 class CoreCandidateAdmin(ReadOnlyAdmin):
-    list_display = ["fact", "owner", "agent", "confidence", "seen_count", "source_run", "created_at"]
+    list_display = [
+        "fact",
+        "owner",
+        "agent",
+        "confidence",
+        "seen_count",
+        "source_run",
+        "created_at",
+    ]
     list_filter = ["agent__tenant", "agent"]
     list_select_related = ["owner", "agent", "source_run"]
     search_fields = ["fact", "owner__username"]

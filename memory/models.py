@@ -82,6 +82,9 @@ class RunContext(models.Model):
         verbose_name = _("运行上下文")
         verbose_name_plural = _("运行上下文")
 
+    def __str__(self) -> str:
+        return f"context of run {self.run_id}"
+
 
 class MemoryOp(models.Model):
     """One LLM call made by the memory itself (design v2 §5). Never mixed into run cost."""
@@ -119,6 +122,9 @@ class MemoryOp(models.Model):
             models.Index(fields=["agent", "created_at"], name="memop_agent"),
             models.Index(fields=["tenant", "created_at"], name="memop_tenant"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} via {self.provider_name}"
 
 
 class ScopedQuerySet(models.QuerySet):  # type: ignore[type-arg]
@@ -226,6 +232,9 @@ class RedlineAudit(models.Model):
             ),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.day} {self.category}/{self.source}: {self.count}"
+
 
 class RecallEntry(models.Model):
     """One finished run, as episodic memory (L3): a compact, red-line-filtered text.
@@ -237,9 +246,7 @@ class RecallEntry(models.Model):
     tenant = models.ForeignKey("agents.Tenant", on_delete=models.CASCADE, related_name="+")
     agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="+")
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    run = models.OneToOneField(
-        "agents.Run", on_delete=models.CASCADE, related_name="recall_entry"
-    )
+    run = models.OneToOneField("agents.Run", on_delete=models.CASCADE, related_name="recall_entry")
     thread = models.ForeignKey(
         Thread, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -273,5 +280,10 @@ class RecallScope(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["tenant", "agent", "owner"], name="recall_scope_unique"),
+            models.UniqueConstraint(
+                fields=["tenant", "agent", "owner"], name="recall_scope_unique"
+            ),
         ]
+
+    def __str__(self) -> str:
+        return f"recall scope v{self.version} ({self.entry_count} entries)"

@@ -6,6 +6,7 @@ separate processes on config.settings with Q_SYNC=0, sharing the test database.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -78,10 +79,8 @@ class Cluster:
         """SIGKILL the whole group: sentinel, pusher, worker and monitor die at once."""
         if self.process is None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         self.process.wait(timeout=10)
         self.process = None
 
@@ -99,17 +98,39 @@ class Cluster:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
 
-def drive(*, agent_id: int, owner_id: int, count: int, thread_id: str | None = None,
-          new_thread: bool = False, prefix: str = "消息", env: dict[str, str] | None = None,
-          threads: int = 1) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "tests.cluster_driver", "--agent", str(agent_id),
-            "--owner", str(owner_id), "--count", str(count), "--prefix", prefix]
+def drive(
+    *,
+    agent_id: int,
+    owner_id: int,
+    count: int,
+    thread_id: str | None = None,
+    new_thread: bool = False,
+    prefix: str = "消息",
+    env: dict[str, str] | None = None,
+    threads: int = 1,
+) -> subprocess.Popen[bytes]:
+    args = [
+        sys.executable,
+        "-m",
+        "tests.cluster_driver",
+        "--agent",
+        str(agent_id),
+        "--owner",
+        str(owner_id),
+        "--count",
+        str(count),
+        "--prefix",
+        prefix,
+    ]
     if thread_id:
         args += ["--thread", thread_id]
     if new_thread:
         args += ["--new-thread", "--threads", str(threads)]
     return subprocess.Popen(
-        args, cwd=ROOT, env=child_env(**(env or {})), stdout=subprocess.PIPE,
+        args,
+        cwd=ROOT,
+        env=child_env(**(env or {})),
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
 
@@ -124,8 +145,12 @@ def finish(process: subprocess.Popen[bytes], timeout: float = 300) -> dict[str, 
 
 def manage(*args: str, **env: str) -> str:
     result = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=child_env(**env),
-        capture_output=True, timeout=120, check=False,
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=child_env(**env),
+        capture_output=True,
+        timeout=120,
+        check=False,
     )
     if result.returncode != 0:
         raise AssertionError(result.stderr.decode()[-3000:])
@@ -134,8 +159,11 @@ def manage(*args: str, **env: str) -> str:
 
 def manage_async(*args: str, **env: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=child_env(**env),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=child_env(**env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
 
 
@@ -146,8 +174,9 @@ def finish_manage(process: subprocess.Popen[bytes], timeout: float = 120) -> str
     return out.decode()
 
 
-def wait_until(predicate: Callable[[], bool], *, timeout: float, what: str,
-               interval: float = 0.2) -> None:
+def wait_until(
+    predicate: Callable[[], bool], *, timeout: float, what: str, interval: float = 0.2
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():

@@ -25,9 +25,14 @@ def post(
     parts = urlsplit(base)
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
     conn.request(
-        "POST", path, body=json.dumps(body).encode(),
-        headers={"Authorization": f"Token {token}", "Content-Type": "application/json",
-                 "Accept": accept},
+        "POST",
+        path,
+        body=json.dumps(body).encode(),
+        headers={
+            "Authorization": f"Token {token}",
+            "Content-Type": "application/json",
+            "Accept": accept,
+        },
     )
     return conn.getresponse()
 
@@ -43,8 +48,13 @@ def get(base: str, path: str, token: str) -> dict[str, object]:
 
 def test_sse_streams_incrementally_over_http(live_server, transactional_db: None) -> None:  # type: ignore[no-untyped-def]
     teacher = make_teacher(tenant_name="直播学校", username="sse")
-    response = post(live_server.url, f"/api/agents/{teacher.agent.pk}/run/stream", teacher.token,
-                    {"input": "出一份数据结构试卷"}, accept="text/event-stream")
+    response = post(
+        live_server.url,
+        f"/api/agents/{teacher.agent.pk}/run/stream",
+        teacher.token,
+        {"input": "出一份数据结构试卷"},
+        accept="text/event-stream",
+    )
     assert response.status == 200
     assert response.getheader("Content-Type", "").startswith("text/event-stream")
     assert "gzip" not in (response.getheader("Content-Encoding") or "")
@@ -64,7 +74,10 @@ def test_sse_streams_incrementally_over_http(live_server, transactional_db: None
 def _serve(port: int, log: Path) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(
         [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
-        cwd=ROOT, env=child_env(), stdout=log.open("ab"), stderr=subprocess.STDOUT,
+        cwd=ROOT,
+        env=child_env(),
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

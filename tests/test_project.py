@@ -30,12 +30,15 @@ def test_bootstrap_demo_is_idempotent_and_works() -> None:
     assert Tenant.objects.count() == 1 and Agent.objects.count() == 1
     client = APIClient()
     token = client.post(
-        "/api/auth/token", {"username": first["username"], "password": first["password"]},
+        "/api/auth/token",
+        {"username": first["username"], "password": first["password"]},
         format="json",
     ).json()["token"]
     assert token == first["token"]
     client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
-    body = client.post(f"/api/agents/{first['agent_id']}/run", {"input": "你好"}, format="json").json()
+    body = client.post(
+        f"/api/agents/{first['agent_id']}/run", {"input": "你好"}, format="json"
+    ).json()
     assert body["status"] == "completed"
     agent = Agent.objects.get(pk=first["agent_id"])
     assert agent.provider.is_offline and "演示" in agent.provider.label
@@ -75,7 +78,9 @@ def test_admin_pages_render_for_an_operator() -> None:
         payload: dict[str, object] = {"input": text}
         if thread_id:
             payload["thread_id"] = thread_id
-        thread_id = client.post(f"/api/agents/{demo['agent_id']}/run", payload, format="json").json()["thread_id"]
+        thread_id = client.post(
+            f"/api/agents/{demo['agent_id']}/run", payload, format="json"
+        ).json()["thread_id"]
     from agents.models import Run
     from memory.services.jobs import after_run_process
 
@@ -84,11 +89,21 @@ def test_admin_pages_render_for_an_operator() -> None:
     browser = Client()
     browser.force_login(operator)
     pages = [
-        "/admin/", "/admin/agents/tenant/", "/admin/agents/agent/", "/admin/agents/provider/",
-        "/admin/agents/run/", "/admin/agents/run/?memory_state__exact=done",
-        "/admin/memory/thread/", f"/admin/memory/thread/{thread_id}/change/",
-        "/admin/memory/memoryop/", "/admin/memory/corecandidate/", "/admin/memory/corefact/",
-        "/admin/memory/redlineaudit/", "/admin/memory/recallentry/", "/admin/django_q/schedule/", "/admin/django_q/failure/",
+        "/admin/",
+        "/admin/agents/tenant/",
+        "/admin/agents/agent/",
+        "/admin/agents/provider/",
+        "/admin/agents/run/",
+        "/admin/agents/run/?memory_state__exact=done",
+        "/admin/memory/thread/",
+        f"/admin/memory/thread/{thread_id}/change/",
+        "/admin/memory/memoryop/",
+        "/admin/memory/corecandidate/",
+        "/admin/memory/corefact/",
+        "/admin/memory/redlineaudit/",
+        "/admin/memory/recallentry/",
+        "/admin/django_q/schedule/",
+        "/admin/django_q/failure/",
         "/admin/django_q/ormq/",
     ]
     for url in pages:

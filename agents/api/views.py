@@ -6,6 +6,7 @@ from django.contrib.auth import authenticate
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
@@ -25,7 +26,7 @@ from agents.api.sse import EventStreamRenderer, run_event_stream, stream_respons
 from agents.models import Agent, Run
 
 
-def _agent_or_404(request: Request, agent_id: int) -> Agent:
+def agent_or_404(request: Request, agent_id: int) -> Agent:
     agent = selectors.agent_get(user=request.user, agent_id=agent_id)
     if agent is None:
         raise Http404
@@ -50,7 +51,7 @@ def _start(request: Request, agent: Agent) -> Run:
 class TokenView(APIView):
     """Exchange a username and password for an API token."""
 
-    authentication_classes = []
+    authentication_classes: list[type[BaseAuthentication]] = []
     permission_classes = [AllowAny]
 
     @extend_schema(request=TokenInput, responses={200: TokenOutput})
@@ -63,9 +64,7 @@ class TokenView(APIView):
             password=data.validated_data["password"],
         )
         if user is None or not user.is_active:
-            raise serializers.ValidationError(
-                {"non_field_errors": ["用户名或密码不正确。"]}
-            )
+            raise serializers.ValidationError({"non_field_errors": ["用户名或密码不正确。"]})
         token, _ = Token.objects.get_or_create(user=user)
         return Response({"token": token.key})
 
@@ -82,7 +81,7 @@ class AgentRunView(APIView):
 
     @extend_schema(request=RunInput, responses={200: RunOutput})
     def post(self, request: Request, agent_id: int) -> Response:
-        agent = _agent_or_404(request, agent_id)
+        agent = agent_or_404(request, agent_id)
         run = _start(request, agent)
         run = services.run_execute(run=run)
         return Response(RunOutput(run).data)
@@ -102,7 +101,7 @@ class AgentRunStreamView(APIView):
         responses={200: OpenApiResponse(description="text/event-stream of run events")},
     )
     def post(self, request: Request, agent_id: int) -> object:
-        agent = _agent_or_404(request, agent_id)
+        agent = agent_or_404(request, agent_id)
         run = _start(request, agent)
         events = services.run_stream(run=run)
         return stream_response(
@@ -117,5 +116,3 @@ class RunDetailView(APIView):
         if run is None:
             raise Http404
         return Response(RunOutput(run).data)
-
-

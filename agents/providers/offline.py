@@ -22,7 +22,9 @@ DEMO_BANNER = "【离线演示模型】"
 
 # Section markers the read path renders (memory/boundary.py); matched loosely here so the
 # demo keeps working if a header's wording changes.
-_SECTION_RE = re.compile(r"^\[(核心记忆|本会话前情|相关历史|知识库检索结果)(?!结束)[^\]\n]*\]\s*$", re.M)
+_SECTION_RE = re.compile(
+    r"^\[(核心记忆|本会话前情|相关历史|知识库检索结果)(?!结束)[^\]\n]*\]\s*$", re.M
+)
 _REQUEST_RE = re.compile(r"^\[用户问题\]\s*$", re.M)
 _END_RE = re.compile(r"^\[(核心记忆|本会话前情|相关历史|知识库检索结果)结束[^\]\n]*\]\s*$", re.M)
 _TURN_RE = re.compile(r"^‹(用户|助手)› ?(.*)$", re.M)
@@ -59,7 +61,9 @@ class OfflineClient:
             output_tokens=count_tokens(text),
         )
 
-    def stream(self, messages: list[Message], *, purpose: Purpose = "chat") -> Iterator[StreamEvent]:
+    def stream(
+        self, messages: list[Message], *, purpose: Purpose = "chat"
+    ) -> Iterator[StreamEvent]:
         completion = self.complete(messages, purpose=purpose)
         text = completion.text
         step = 12
@@ -127,7 +131,9 @@ def _gist(reply: str) -> str:
 
 def _topic(request: str) -> str:
     """The subject of an artifact request: 数据结构 in 「出一份数据结构试卷」."""
-    match = re.search(r"([\u4e00-\u9fffA-Za-z0-9+#]{1,20}?)(试卷|测验|练习|教案|课件|作业)", request)
+    match = re.search(
+        r"([\u4e00-\u9fffA-Za-z0-9+#]{1,20}?)(试卷|测验|练习|教案|课件|作业)", request
+    )
     if not match:
         return ""
     return _VERB_PREFIX.sub("", match.group(1)).rstrip("的")
@@ -190,7 +196,8 @@ def _demo_body(request: str, sections: dict[str, str]) -> str:
         subject = topic or "本课程"
         return (
             f"演示产物：《{subject}试卷》\n"
-            f"一、选择题（3题）：1. {subject}基础概念辨析 2. {subject}性质判断 3. {subject}综合应用\n"
+            f"一、选择题（3题）：1. {subject}基础概念辨析 2. {subject}性质判断 "
+            f"3. {subject}综合应用\n"
             f"二、简答题（2题）：1. 简述{subject}的核心思想 2. 举例说明{subject}的一个典型应用"
         )
     return "演示回复：已记录你的请求。接入真实模型后，这里会是完整的回答。"

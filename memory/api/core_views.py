@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.api.pagination import Pages
-from agents.api.views import _agent_or_404
+from agents.api.views import agent_or_404
 from memory.api.core_serializers import (
     CandidateOutput,
     ConfirmInput,
@@ -27,12 +27,14 @@ from memory.services.core import candidates_for_scope, facts_for_scope
 
 
 def _scope(request: Request, agent_id: int) -> Scope:
-    agent = _agent_or_404(request, agent_id)
+    agent = agent_or_404(request, agent_id)
     return Scope(tenant_id=agent.tenant_id, agent_id=agent.pk, owner_id=request.user.pk)
 
 
 def _candidate_or_404(request: Request, candidate_id: int) -> CoreCandidate:
-    candidate = facts.manageable_candidates(actor_id=request.user.pk).filter(pk=candidate_id).first()
+    candidate = (
+        facts.manageable_candidates(actor_id=request.user.pk).filter(pk=candidate_id).first()
+    )
     if candidate is None:
         raise Http404
     return candidate
@@ -109,7 +111,9 @@ class FactDetailView(APIView):
         data = FactPatchInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            fact = facts.fact_update(fact=fact, actor_id=request.user.pk, text=data.validated_data["text"])
+            fact = facts.fact_update(
+                fact=fact, actor_id=request.user.pk, text=data.validated_data["text"]
+            )
         except facts.FactRejected as exc:
             raise serializers.ValidationError({"text": [str(exc)]}) from exc
         return Response(FactOutput(fact).data)

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents.api.views import _agent_or_404
+from agents.api.views import agent_or_404
 from memory.scope import Scope
 from memory.services.recall import recall_search
 
@@ -48,7 +48,7 @@ class RecallSearchView(APIView):
         responses={200: RecallOutput},
     )
     def get(self, request: Request, agent_id: int) -> Response:
-        agent = _agent_or_404(request, agent_id)
+        agent = agent_or_404(request, agent_id)
         query = RecallQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         scope = Scope(tenant_id=agent.tenant_id, agent_id=agent.pk, owner_id=request.user.pk)

@@ -12,7 +12,9 @@ urlpatterns = [
     ),
     re_path(rf"^threads/{_THREAD}/?$", views.ThreadDetailView.as_view(), name="api-thread"),
     re_path(
-        rf"^threads/{_THREAD}/archive/?$", views.ThreadArchiveView.as_view(), name="api-thread-archive"
+        rf"^threads/{_THREAD}/archive/?$",
+        views.ThreadArchiveView.as_view(),
+        name="api-thread-archive",
     ),
     re_path(rf"^threads/{_THREAD}/runs/?$", views.ThreadRunsView.as_view(), name="api-thread-runs"),
     re_path(

@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from agents import selectors
 from agents.api.pagination import Pages
-from agents.api.views import _agent_or_404
+from agents.api.views import agent_or_404
 from memory.api.serializers import (
     RunContextOutput,
     ThreadDetailOutput,
@@ -42,7 +42,7 @@ class AgentThreadListView(APIView):
         responses={200: ThreadOutput(many=True)},
     )
     def get(self, request: Request, agent_id: int) -> Response:
-        agent = _agent_or_404(request, agent_id)
+        agent = agent_or_404(request, agent_id)
         query = ThreadStatusQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         scope = Scope(tenant_id=agent.tenant_id, agent_id=agent.pk, owner_id=request.user.pk)

@@ -603,9 +603,8 @@ class RecallIndex:
                     tf = tfs[hit]
                 if len(found):
                     np.add.at(partial, found, _saturation(tf, np.take(cand_norms, found), mass))
-            # Drop the candidates that can no longer reach the top k (every other term:
-            # a pruning pass costs about as much as adding one term for the candidates).
-            if len(candidates) > k and j % 2 == 1:
+            # Drop the candidates that can no longer reach the top k.
+            if len(candidates) > k:
                 theta = float(np.partition(partial, len(partial) - k)[len(partial) - k])
                 keep = partial >= theta * (1.0 - 1e-6) - float(remaining[j + 1])
                 if not keep.all():

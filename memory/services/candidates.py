@@ -58,8 +58,13 @@ def candidates_extract(*, run: Run) -> int:
         if hits:
             blocked.update(hit.category.value for hit in hits)
             continue
-        if _merge(scope=scope, run=run, fact=proposal.fact, evidence=proposal.evidence,
-                  confidence=proposal.confidence):
+        if _merge(
+            scope=scope,
+            run=run,
+            fact=proposal.fact,
+            evidence=proposal.evidence,
+            confidence=proposal.confidence,
+        ):
             continue
         try:
             with transaction.atomic():
@@ -74,8 +79,13 @@ def candidates_extract(*, run: Run) -> int:
             created += 1
         except IntegrityError:
             # The same key was proposed concurrently (or by a redelivered job).
-            _merge(scope=scope, run=run, fact=proposal.fact, evidence=proposal.evidence,
-                   confidence=proposal.confidence)
+            _merge(
+                scope=scope,
+                run=run,
+                fact=proposal.fact,
+                evidence=proposal.evidence,
+                confidence=proposal.confidence,
+            )
     if blocked:
         redline_audit_record(scope=scope, source=RedlineAudit.Source.CANDIDATE, counts=blocked)
     return created

@@ -115,7 +115,9 @@ def thread_compress(*, thread_id: str, source_run_id: int | None = None) -> Comp
     calls = races = 0
     max_tokens = settings.MEMORY_SUMMARY_MAX_TOKENS
     while True:
-        thread = Thread.objects.select_related("agent", "agent__provider").filter(pk=thread_id).first()
+        thread = (
+            Thread.objects.select_related("agent", "agent__provider").filter(pk=thread_id).first()
+        )
         if thread is None:
             break
         batch = runs_to_fold(thread=thread)

@@ -125,9 +125,7 @@ def context_assemble(
 
     continue_block = EMPTY
     if continue_from is not None:
-        continue_block = _continue_block(
-            continue_from, ledger.grant(settings.CONTEXT_CAP_CONTINUE)
-        )
+        continue_block = _continue_block(continue_from, ledger.grant(settings.CONTEXT_CAP_CONTINUE))
         ledger.charge("continue_prompt", continue_block.tokens)
 
     # Fill order: core > thread > KB > recall.
@@ -185,7 +183,11 @@ def context_assemble(
     manifest: dict[str, Any] = {
         "ledger": {"total": ledger.total, "used": ledger.used, "spent": dict(ledger.spent)},
         "sections": {
-            "core": {"tokens": core.tokens, "fact_ids": list(core.ids), "truncated": core.truncated},
+            "core": {
+                "tokens": core.tokens,
+                "fact_ids": list(core.ids),
+                "truncated": core.truncated,
+            },
             "thread": {
                 "tokens": thread_section.tokens,
                 "run_ids": list(thread_section.ids),

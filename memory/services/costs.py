@@ -14,11 +14,15 @@ def _totals(run_filter: dict[str, Any], op_filter: dict[str, Any]) -> dict[str, 
     from agents.models import Run
 
     runs = Run.objects.filter(**run_filter).aggregate(
-        cost=Sum("cost"), input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens"),
+        cost=Sum("cost"),
+        input_tokens=Sum("input_tokens"),
+        output_tokens=Sum("output_tokens"),
         count=Count("pk"),
     )
     ops = MemoryOp.objects.filter(**op_filter).aggregate(
-        cost=Sum("cost"), input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens"),
+        cost=Sum("cost"),
+        input_tokens=Sum("input_tokens"),
+        output_tokens=Sum("output_tokens"),
         count=Count("pk"),
     )
     run_cost = runs["cost"] or Decimal("0")

@@ -134,9 +134,7 @@ def eviction_preview(*, scope: Scope) -> CoreFact | None:
 
 def _least_recently_used(facts: QuerySet[CoreFact]) -> CoreFact | None:
     # Never injected counts as least recently used; ties go to the oldest confirmation.
-    return facts.order_by(
-        F("last_used_at").asc(nulls_first=True), "confirmed_at", "pk"
-    ).first()
+    return facts.order_by(F("last_used_at").asc(nulls_first=True), "confirmed_at", "pk").first()
 
 
 def candidate_reject(*, candidate: CoreCandidate, actor_id: int) -> None:

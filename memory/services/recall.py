@@ -161,8 +161,9 @@ def _scope_index(scope: Scope) -> _ScopeIndex:
                 return cached
         # Entries were removed (their runs deleted): rebuild below.
     documents, last = _load(scope)
-    fresh = _ScopeIndex(index=RecallIndex.from_documents(documents), version=version,
-                        max_entry_id=last)
+    fresh = _ScopeIndex(
+        index=RecallIndex.from_documents(documents), version=version, max_entry_id=last
+    )
     with _CACHE_LOCK:
         _CACHE[scope] = fresh
         _CACHE.move_to_end(scope)
@@ -177,7 +178,10 @@ def recall_cache_clear() -> None:
 
 
 def recall_search(
-    *, scope: Scope, query: str, exclude_run_ids: set[int] | frozenset[int] = frozenset(),
+    *,
+    scope: Scope,
+    query: str,
+    exclude_run_ids: set[int] | frozenset[int] = frozenset(),
     k: int = SEARCH_K,
 ) -> list[RecallHit]:
     """The scope's best entries for ``query``, with calibrated scores and the gate."""
@@ -189,8 +193,10 @@ def recall_search(
         if not len(cached.index):
             return []
         hits: list[Hit] = cached.index.search(weights, k=k, exclude=exclude_run_ids)
-    passing = {hit.doc_id for hit in gate(hits, threshold=settings.RECALL_GATE,
-                                          limit=settings.RECALL_TOP_K)}
+    passing = {
+        hit.doc_id
+        for hit in gate(hits, threshold=settings.RECALL_GATE, limit=settings.RECALL_TOP_K)
+    }
     # Looked up by run id alone (its unique index): filtering on the scope columns too
     # lets the planner pick the scope index and scan the whole scope. The scope is then
     # checked on the few rows returned.
@@ -200,7 +206,7 @@ def recall_search(
         for row in RecallEntry.objects.filter(run_id__in=[hit.doc_id for hit in hits]).values(
             "pk", "run_id", "thread_id", "text", "created_at", "tenant_id", "agent_id", "owner_id"
         )
-        if all(row[key] == value for key, value in wanted.items())
+        if all(dict(row)[key] == value for key, value in wanted.items())
     }
     return [
         RecallHit(
@@ -223,8 +229,11 @@ def recall_render(
     """The ``[相关历史]`` section: gated hits, dated excerpts, inside a boundary."""
     if budget <= 0:
         return EMPTY, []
-    hits = [hit for hit in recall_search(scope=scope, query=query, exclude_run_ids=exclude_run_ids)
-            if hit.passes_gate]
+    hits = [
+        hit
+        for hit in recall_search(scope=scope, query=query, exclude_run_ids=exclude_run_ids)
+        if hit.passes_gate
+    ]
     if not hits:
         return EMPTY, []
     items = []

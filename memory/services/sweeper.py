@@ -111,7 +111,9 @@ def _reenqueue_threads(*, now: datetime, stale_after: timedelta) -> int:
     return count
 
 
-def memory_sweep(*, now: datetime | None = None, stale_after_seconds: int | None = None) -> SweepReport:
+def memory_sweep(
+    *, now: datetime | None = None, stale_after_seconds: int | None = None
+) -> SweepReport:
     """Fail abandoned runs, re-enqueue unfinished memory work and lagging threads."""
     now = now or timezone.now()
     stale_after = timedelta(

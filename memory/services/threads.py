@@ -42,9 +42,7 @@ def thread_for_run(*, scope: Scope, thread_id: str | None, first_input: str) -> 
         )
     thread = Thread.objects.filter(pk=thread_id, **scope.filter_kwargs()).first()
     if thread is None:
-        raise ThreadRejected(
-            _("找不到这个会话：它不存在，或不属于你与这个智能体的对话。")
-        )
+        raise ThreadRejected(_("找不到这个会话：它不存在，或不属于你与这个智能体的对话。"))
     Thread.objects.filter(pk=thread.pk).update(status=Thread.Status.ACTIVE, updated_at=now)
     thread.status = Thread.Status.ACTIVE
     thread.updated_at = now

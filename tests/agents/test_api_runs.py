@@ -84,7 +84,9 @@ def test_another_tenants_run_is_404(teacher: Teacher, outsider: Teacher) -> None
     assert outsider.client.get(f"/api/runs/{body['id']}").status_code == 200
 
 
-def test_colleagues_run_is_404_but_tenant_admin_sees_it(teacher: Teacher, colleague: Teacher) -> None:
+def test_colleagues_run_is_404_but_tenant_admin_sees_it(
+    teacher: Teacher, colleague: Teacher
+) -> None:
     body = teacher.client.post(run_url(teacher.agent.pk), {"input": "你好"}, format="json").json()
     assert colleague.client.get(f"/api/runs/{body['id']}").status_code == 404
     admin = make_teacher(
@@ -123,7 +125,9 @@ def test_bad_input_is_400_with_a_field_message(
 
 
 def test_input_at_the_limit_is_accepted(teacher: Teacher) -> None:
-    response = teacher.client.post(run_url(teacher.agent.pk), {"input": "题" * 20_000}, format="json")
+    response = teacher.client.post(
+        run_url(teacher.agent.pk), {"input": "题" * 20_000}, format="json"
+    )
     assert response.status_code == 200
     assert response.json()["status"] == "completed"
 
@@ -136,7 +140,9 @@ def test_malformed_json_body_is_400(teacher: Teacher) -> None:
 
 
 def test_another_tenants_run_cannot_be_continued(teacher: Teacher, outsider: Teacher) -> None:
-    other = outsider.client.post(run_url(outsider.agent.pk), {"input": "你好"}, format="json").json()
+    other = outsider.client.post(
+        run_url(outsider.agent.pk), {"input": "你好"}, format="json"
+    ).json()
     response = teacher.client.post(
         run_url(teacher.agent.pk),
         {"input": "继续", "context": {"run_id": other["id"]}},
@@ -185,9 +191,13 @@ def test_provider_failures_become_failed_runs_without_leaking(
     fake_llm.set_mode(mode, echo_auth_in_error=True, timeout_delay=3.0)
     # A stream cut short only exists for streamed calls.
     for stream in (True,) if mode == "stream_no_done" else (False, True):
-        response = cloud.client.post(run_url(cloud.agent.pk, stream), {"input": "你好"}, format="json")
+        response = cloud.client.post(
+            run_url(cloud.agent.pk, stream), {"input": "你好"}, format="json"
+        )
         assert response.status_code == 200
-        text = b"".join(response.streaming_content).decode() if stream else response.content.decode()
+        text = (
+            b"".join(response.streaming_content).decode() if stream else response.content.decode()
+        )
         assert "sk-secret-key-123" not in text
         assert fake_llm.base_url not in text and "127.0.0.1" not in text
         if not stream:
@@ -257,7 +267,9 @@ def test_stream_events_in_order(teacher: Teacher) -> None:
 
 def test_stream_bad_input_with_event_stream_accept_is_400(teacher: Teacher) -> None:
     response = teacher.client.post(
-        run_url(teacher.agent.pk, True), {"input": ""}, format="json",
+        run_url(teacher.agent.pk, True),
+        {"input": ""},
+        format="json",
         HTTP_ACCEPT="text/event-stream",
     )
     assert response.status_code == 400

@@ -10,9 +10,7 @@ from agents.providers.base import Message
 from agents.tokens import count_tokens, truncate_tokens
 from agents.window import WindowOverflow, fit_window
 
-ANY_TEXT = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300
-)
+ANY_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300)
 
 
 @settings(max_examples=300)
@@ -40,13 +38,16 @@ def test_special_token_text_is_counted_as_plain_text() -> None:
 
 MESSAGES = st.lists(
     st.tuples(st.sampled_from(["system", "user", "assistant"]), st.text(max_size=400)),
-    min_size=1, max_size=12,
+    min_size=1,
+    max_size=12,
 )
 
 
 @settings(max_examples=200)
 @given(raw=MESSAGES, max_tokens=st.integers(1, 600), max_chars=st.integers(1, 1500))
-def test_window_caps_and_protects(raw: list[tuple[str, str]], max_tokens: int, max_chars: int) -> None:
+def test_window_caps_and_protects(
+    raw: list[tuple[str, str]], max_tokens: int, max_chars: int
+) -> None:
     messages = [Message(role=role, content=text) for role, text in raw]  # type: ignore[arg-type]
     last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
     try:
@@ -84,4 +85,6 @@ def test_window_drops_oldest_history_first() -> None:
 
 def test_window_overflow_when_the_protected_part_is_too_big() -> None:
     with pytest.raises(WindowOverflow):
-        fit_window([Message("system", "x" * 50), Message("user", "y" * 50)], max_tokens=1000, max_chars=60)
+        fit_window(
+            [Message("system", "x" * 50), Message("user", "y" * 50)], max_tokens=1000, max_chars=60
+        )

@@ -50,7 +50,9 @@ def markers(summary: str) -> list[int]:
 
 def expected_folded(thread_id: str, keep: int = 2) -> list[int]:
     finished = list(
-        Run.objects.filter(thread_id=thread_id).finished().order_by("created_at", "pk")
+        Run.objects.filter(thread_id=thread_id)
+        .finished()
+        .order_by("created_at", "pk")
         .values_list("pk", flat=True)
     )
     return finished[:-keep] if len(finished) > keep else []
@@ -71,8 +73,7 @@ def assert_threads_exact(thread_ids: list[str]) -> None:
 
 def caught_up(thread_ids: list[str]) -> bool:
     return all(
-        markers(Thread.objects.get(pk=t).rolling_summary) == expected_folded(t)
-        for t in thread_ids
+        markers(Thread.objects.get(pk=t).rolling_summary) == expected_folded(t) for t in thread_ids
     )
 
 
@@ -80,7 +81,9 @@ def test_two_threads_from_four_processes_fold_every_run_once_in_order(
     school: Teacher, cluster: Cluster
 ) -> None:
     agent, owner = school.agent.pk, school.user.pk
-    seeds = [finish(drive(agent_id=agent, owner_id=owner, count=1, new_thread=True)) for _ in range(2)]
+    seeds = [
+        finish(drive(agent_id=agent, owner_id=owner, count=1, new_thread=True)) for _ in range(2)
+    ]
     threads = [str(seed["thread_id"]) for seed in seeds]
     # Four processes, two per thread, 19 more runs per thread (20 with the seed).
     procs = [
@@ -125,9 +128,7 @@ def _kill_trial(school: Teacher, tmp_path: Path, point: str, trial: int) -> None
         # also redelivered later by django-q2 (at least once): both must be harmless.
         cluster.start()
         manage("memory_sweep", "--stale-after", "0")
-        wait_until(
-            lambda: all_done() and caught_up([thread_id]), timeout=90, what="recovery"
-        )
+        wait_until(lambda: all_done() and caught_up([thread_id]), timeout=90, what="recovery")
         assert_threads_exact([thread_id])
     finally:
         cluster.stop()

@@ -40,7 +40,9 @@ def test_preference_becomes_pending_then_confirmed_then_injected(teacher: Teache
     assert target["evidence"] in "我教八年级数学，以后出题都用人教版教材"
     assert target["thread_id"] == body["thread_id"]
 
-    confirmed = teacher.client.post(f"/api/memory/candidates/{target['id']}/confirm", {}, format="json")
+    confirmed = teacher.client.post(
+        f"/api/memory/candidates/{target['id']}/confirm", {}, format="json"
+    )
     assert confirmed.status_code == 200, confirmed.content
     fact_id = confirmed.json()["fact"]["id"]
 
@@ -102,9 +104,7 @@ def test_sensitive_proposals_from_a_model_are_never_stored_and_are_counted(
     assert audit.get("id_number", 0) >= 1
     assert audit.get("grade", 0) >= 1
     assert audit.get("health", 0) >= 1
-    assert "11010519491231002X" not in " ".join(
-        str(v) for v in RedlineAudit.objects.values_list()
-    )
+    assert "11010519491231002X" not in " ".join(str(v) for v in RedlineAudit.objects.values_list())
 
 
 def test_confirm_with_sensitive_edit_is_400_and_keeps_the_candidate(teacher: Teacher) -> None:
@@ -130,43 +130,70 @@ def test_other_tenants_and_colleagues_items_are_404(
     candidate = CoreCandidate.objects.get()
     for other in (colleague, outsider):
         assert (
-            other.client.post(f"/api/memory/candidates/{candidate.pk}/confirm", {}, format="json")
-            .status_code
+            other.client.post(
+                f"/api/memory/candidates/{candidate.pk}/confirm", {}, format="json"
+            ).status_code
             == 404
         )
         assert other.client.post(f"/api/memory/candidates/{candidate.pk}/reject").status_code == 404
     assert other.client.get(f"/api/agents/{teacher.agent.pk}/memory/candidates").status_code == 404
     # The colleague shares the agent but sees only their own (empty) scope.
-    assert colleague.client.get(f"/api/agents/{teacher.agent.pk}/memory/candidates").json()["count"] == 0
-    confirmed = teacher.client.post(f"/api/memory/candidates/{candidate.pk}/confirm", {}, format="json")
+    assert (
+        colleague.client.get(f"/api/agents/{teacher.agent.pk}/memory/candidates").json()["count"]
+        == 0
+    )
+    confirmed = teacher.client.post(
+        f"/api/memory/candidates/{candidate.pk}/confirm", {}, format="json"
+    )
     fact_id = confirmed.json()["fact"]["id"]
     for other in (colleague, outsider):
-        assert other.client.patch(f"/api/memory/facts/{fact_id}", {"text": "x"}, format="json").status_code == 404
+        assert (
+            other.client.patch(
+                f"/api/memory/facts/{fact_id}", {"text": "x"}, format="json"
+            ).status_code
+            == 404
+        )
         assert other.client.delete(f"/api/memory/facts/{fact_id}").status_code == 404
-    admin = make_teacher(tenant_name=teacher.tenant.name, username="boss", agent=teacher.agent, role="admin")
-    assert admin.client.patch(
-        f"/api/memory/facts/{fact_id}", {"text": "教八年级数学，用人教版"}, format="json"
-    ).status_code == 200
+    admin = make_teacher(
+        tenant_name=teacher.tenant.name, username="boss", agent=teacher.agent, role="admin"
+    )
+    assert (
+        admin.client.patch(
+            f"/api/memory/facts/{fact_id}", {"text": "教八年级数学，用人教版"}, format="json"
+        ).status_code
+        == 200
+    )
 
 
 def test_capacity_evicts_the_least_recently_used(teacher: Teacher, settings) -> None:
     settings.CORE_FACTS_MAX = 3
     run = Run.objects.create(
-        tenant=teacher.tenant, agent=teacher.agent, owner=teacher.user, input="x", status="completed"
+        tenant=teacher.tenant,
+        agent=teacher.agent,
+        owner=teacher.user,
+        input="x",
+        status="completed",
     )
     ids = []
     for i in range(4):
         candidate = CoreCandidate.objects.create(
-            tenant=teacher.tenant, agent=teacher.agent, owner=teacher.user,
-            fact=f"偏好编号{i}的不同事实内容{'甲乙丙丁'[i] * 5}", fact_key=f"k{i}",
-            confidence=0.5, evidence="x", source_run=run,
+            tenant=teacher.tenant,
+            agent=teacher.agent,
+            owner=teacher.user,
+            fact=f"偏好编号{i}的不同事实内容{'甲乙丙丁'[i] * 5}",
+            fact_key=f"k{i}",
+            confidence=0.5,
+            evidence="x",
+            source_run=run,
         )
         if i == 3:
             listing = teacher.client.get(f"/api/agents/{teacher.agent.pk}/memory/facts").json()
             assert listing["count"] == 3 and listing["capacity"] == 3
             # Fact 0 was used recently; fact 1 is the least recently used.
             assert listing["would_evict"]["id"] == ids[1]
-        response = teacher.client.post(f"/api/memory/candidates/{candidate.pk}/confirm", {}, format="json")
+        response = teacher.client.post(
+            f"/api/memory/candidates/{candidate.pk}/confirm", {}, format="json"
+        )
         assert response.status_code == 200
         ids.append(response.json()["fact"]["id"])
         if i == 0:

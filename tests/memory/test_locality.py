@@ -20,7 +20,9 @@ def _runs(teacher, n: int) -> list[dict[str, object]]:  # type: ignore[no-untype
         payload: dict[str, object] = {"input": f"第{i}问：出一份数据结构练习"}
         if thread_id:
             payload["thread_id"] = thread_id
-        body = teacher.client.post(f"/api/agents/{teacher.agent.pk}/run", payload, format="json").json()
+        body = teacher.client.post(
+            f"/api/agents/{teacher.agent.pk}/run", payload, format="json"
+        ).json()
         thread_id = body["thread_id"]
         out.append(body)
     return out
@@ -48,9 +50,12 @@ def test_local_fallback_is_used_and_cloud_is_not(db: None) -> None:
         FakeLLMServer(reply="#备用 摘要") as fallback,
         FakeLLMServer(reply="云") as cloud,
     ):
-        primary_provider = make_provider(name="primary", base_url=primary.base_url, locality="local")
-        make_provider(name="fallback", base_url=fallback.base_url, locality="local",
-                      is_memory_fallback=True)
+        primary_provider = make_provider(
+            name="primary", base_url=primary.base_url, locality="local"
+        )
+        make_provider(
+            name="fallback", base_url=fallback.base_url, locality="local", is_memory_fallback=True
+        )
         make_provider(name="cloud", base_url=cloud.base_url, locality="cloud")
         teacher = make_teacher(tenant_name="备用学校", username="fb", provider=primary_provider)
         runs = _runs(teacher, 4)
@@ -59,7 +64,10 @@ def test_local_fallback_is_used_and_cloud_is_not(db: None) -> None:
         assert report.state == "done"
         assert fallback.requests and cloud.requests == []
         ops = MemoryOp.objects.filter(kind="compress").order_by("pk")
-        assert [(op.provider_name, op.success) for op in ops][-2:] == [("primary", False), ("fallback", True)]
+        assert [(op.provider_name, op.success) for op in ops][-2:] == [
+            ("primary", False),
+            ("fallback", True),
+        ]
 
 
 def test_cloud_agent_may_fall_back_only_to_local(db: None) -> None:
@@ -78,14 +86,17 @@ def test_a_cloud_fallback_cannot_be_configured(db: None) -> None:
     from django.db import IntegrityError, transaction
 
     with pytest.raises(IntegrityError), transaction.atomic():
-        make_provider(name="bad", base_url="http://127.0.0.1:1/v1", locality="cloud",
-                      is_memory_fallback=True)
+        make_provider(
+            name="bad", base_url="http://127.0.0.1:1/v1", locality="cloud", is_memory_fallback=True
+        )
 
 
 def test_notice_when_memory_goes_to_another_cloud_provider(db: None) -> None:
     with FakeLLMServer() as own_server, FakeLLMServer() as memory_server:
         own = make_provider(name="own", base_url=own_server.base_url, locality="local")
-        other = make_provider(name="memory-cloud", base_url=memory_server.base_url, locality="cloud")
+        other = make_provider(
+            name="memory-cloud", base_url=memory_server.base_url, locality="cloud"
+        )
         teacher = make_teacher(tenant_name="告知学校", username="nt", provider=own)
         agents = teacher.client.get("/api/agents").json()
         assert agents[0]["memory_notice"] is False

@@ -47,7 +47,9 @@ def test_job_is_enqueued_on_commit_and_folds_old_turns(
     assert ops.count() == 3 and all(op.success for op in ops)
     # Memory cost is never written into runs.
     detail = teacher.client.get(f"/api/threads/{thread_id}").json()
-    assert detail["totals"]["memory_op_count"] == MemoryOp.objects.filter(thread_id=thread_id).count()
+    assert (
+        detail["totals"]["memory_op_count"] == MemoryOp.objects.filter(thread_id=thread_id).count()
+    )
     assert detail["totals"]["memory_op_count"] >= 3
     assert detail["summary_upto_run_id"] == run_ids[-3]
 

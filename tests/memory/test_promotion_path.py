@@ -75,7 +75,12 @@ def test_no_automatic_module_writes_core_facts(name: str) -> None:
     source = path.read_text()
     tree = ast.parse(source)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr in {"create", "bulk_create", "get_or_create", "update_or_create"}:
+        if isinstance(node, ast.Attribute) and node.attr in {
+            "create",
+            "bulk_create",
+            "get_or_create",
+            "update_or_create",
+        }:
             target = ast.unparse(node.value)
             assert "CoreFact" not in target, f"{name} writes CoreFact: {ast.unparse(node)}"
     assert "candidate_confirm" not in source

@@ -78,8 +78,12 @@ def test_failed_runs_have_no_entry_and_jobs_are_idempotent(teacher: Teacher) -> 
     after_run_process(run_id=int(body["id"]))  # type: ignore[call-overload]
     assert RecallEntry.objects.filter(run_id=body["id"]).count() == 1
     failed = Run.objects.create(
-        tenant=teacher.tenant, agent=teacher.agent, owner=teacher.user, input="出一份数据结构试卷",
-        status=Run.Status.FAILED, error_code="provider_timeout",
+        tenant=teacher.tenant,
+        agent=teacher.agent,
+        owner=teacher.user,
+        input="出一份数据结构试卷",
+        status=Run.Status.FAILED,
+        error_code="provider_timeout",
     )
     after_run_process(run_id=failed.pk)
     assert not RecallEntry.objects.filter(run_id=failed.pk).exists()
@@ -124,7 +128,8 @@ def test_index_follows_new_and_deleted_entries(teacher: Teacher) -> None:
     assert [h.run_id for h in recall_search(scope=scope, query="二叉树遍历试卷")] == [first["id"]]
     second = send(teacher, "再出一份二叉树遍历的专项练习")
     assert {h.run_id for h in recall_search(scope=scope, query="二叉树遍历")} == {
-        first["id"], second["id"],
+        first["id"],
+        second["id"],
     }
     Run.objects.filter(pk=first["id"]).delete()  # cascades to its entry
     third = send(teacher, "图的最短路径练习题")  # any write bumps the scope version

@@ -14,7 +14,9 @@ CJK = st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF)
 TEXT = st.one_of(
     st.text(max_size=400),
     st.text(alphabet=CJK, max_size=3000),
-    st.builds(lambda s, n: s * n, st.text(alphabet=CJK, min_size=1, max_size=30), st.integers(1, 400)),
+    st.builds(
+        lambda s, n: s * n, st.text(alphabet=CJK, min_size=1, max_size=30), st.integers(1, 400)
+    ),
 )
 
 
@@ -28,13 +30,22 @@ def turns(draw: st.DrawFn) -> list[Turn]:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(summary=TEXT, history=turns(), budget=st.integers(0, 2500),
-       summary_cap=st.integers(0, 800), recent_cap=st.integers(0, 1500))
+@given(
+    summary=TEXT,
+    history=turns(),
+    budget=st.integers(0, 2500),
+    summary_cap=st.integers(0, 800),
+    recent_cap=st.integers(0, 1500),
+)
 def test_thread_section_never_exceeds_its_budget(
     summary: str, history: list[Turn], budget: int, summary_cap: int, recent_cap: int
 ) -> None:
     rendered = render_thread(
-        summary=summary, turns=history, budget=budget, summary_cap=summary_cap, recent_cap=recent_cap
+        summary=summary,
+        turns=history,
+        budget=budget,
+        summary_cap=summary_cap,
+        recent_cap=recent_cap,
     )
     assert rendered.tokens == count_tokens(rendered.text)
     assert rendered.tokens <= budget
@@ -51,8 +62,9 @@ def test_thread_section_never_exceeds_its_budget(
 @given(user=st.text(alphabet=CJK, min_size=1, max_size=20000), older=TEXT)
 def test_latest_user_turn_is_always_kept(user: str, older: str) -> None:
     history = [Turn(1, older, older), Turn(2, user, "回复" * 2000)]
-    rendered = render_thread(summary="摘要" * 2000, turns=history, budget=2000,
-                             summary_cap=600, recent_cap=1200)
+    rendered = render_thread(
+        summary="摘要" * 2000, turns=history, budget=2000, summary_cap=600, recent_cap=1200
+    )
     latest = rendered.text.rsplit(boundary.USER_MARK, 1)[1]
     assert latest.strip().startswith(user[:10])
     assert rendered.tokens <= 2000
@@ -62,7 +74,9 @@ def test_failed_turn_is_a_placeholder_and_running_turns_never_render() -> None:
     rendered = render_thread(
         summary="",
         turns=[Turn(1, "出一份试卷", None), Turn(2, "再出一份", "好的")],
-        budget=2000, summary_cap=600, recent_cap=1200,
+        budget=2000,
+        summary_cap=600,
+        recent_cap=1200,
     )
     lines = rendered.text.splitlines()
     assert f"{boundary.ASSISTANT_MARK} {boundary.FAILED_TURN}" in lines
@@ -73,8 +87,13 @@ def test_failed_turn_is_a_placeholder_and_running_turns_never_render() -> None:
 def test_older_text_is_cut_first() -> None:
     rendered = render_thread(
         summary="很早以前的摘要。" * 300,
-        turns=[Turn(1, "较早的问题" * 200, "较早的回答" * 300), Turn(2, "最新的问题", "最新的回答")],
-        budget=600, summary_cap=600, recent_cap=1200,
+        turns=[
+            Turn(1, "较早的问题" * 200, "较早的回答" * 300),
+            Turn(2, "最新的问题", "最新的回答"),
+        ],
+        budget=600,
+        summary_cap=600,
+        recent_cap=1200,
     )
     assert "最新的问题" in rendered.text and "最新的回答" in rendered.text
     assert rendered.truncated
@@ -85,19 +104,28 @@ def test_older_text_is_cut_first() -> None:
 @given(texts=st.lists(TEXT, max_size=40), budget=st.integers(0, 800))
 def test_list_sections_never_exceed_their_budget(texts: list[str], budget: int) -> None:
     rendered = render_list(
-        header=boundary.CORE_HEADER, footer=boundary.CORE_FOOTER,
-        items=[Item(i, t) for i, t in enumerate(texts)], budget=budget, item_cap=150,
+        header=boundary.CORE_HEADER,
+        footer=boundary.CORE_FOOTER,
+        items=[Item(i, t) for i, t in enumerate(texts)],
+        budget=budget,
+        item_cap=150,
     )
     assert rendered.tokens == count_tokens(rendered.text) <= budget
 
 
 @settings(max_examples=200)
-@given(cap=st.integers(0, 10_000), window=st.integers(1_000, 100_000),
-       protected=st.integers(0, 120_000), charges=st.lists(st.integers(0, 5_000), max_size=6))
+@given(
+    cap=st.integers(0, 10_000),
+    window=st.integers(1_000, 100_000),
+    protected=st.integers(0, 120_000),
+    charges=st.lists(st.integers(0, 5_000), max_size=6),
+)
 def test_ledger_never_exceeds_total_or_reaches_the_window(
     cap: int, window: int, protected: int, charges: list[int]
 ) -> None:
-    ledger = Ledger.for_run(cap_total=cap, window_tokens=window, protected_tokens=protected, reserve=64)
+    ledger = Ledger.for_run(
+        cap_total=cap, window_tokens=window, protected_tokens=protected, reserve=64
+    )
     for i, want in enumerate(charges):
         ledger.charge(f"s{i}", ledger.grant(want))
     assert 0 <= ledger.used <= ledger.total <= cap

@@ -708,5 +708,3 @@ def test_property_benign_text_is_returned_cleaned(
     for position, ch in insertions:
         noisy = noisy[:position] + ch + noisy[position:]
     assert sanitize_history(noisy) == clean(noisy) == text
-
-

@@ -29,7 +29,9 @@ def test_new_thread_is_titled_from_the_first_input(teacher: Teacher) -> None:
     assert thread.title == text[:40]
     assert thread.id.startswith("th_")
     assert (thread.tenant_id, thread.agent_id, thread.owner_id) == (
-        teacher.tenant.pk, teacher.agent.pk, teacher.user.pk,
+        teacher.tenant.pk,
+        teacher.agent.pk,
+        teacher.user.pk,
     )
 
 
@@ -101,7 +103,9 @@ def test_thread_of_another_agent_is_400(teacher: Teacher) -> None:
     )
     thread_id = send(teacher, "第一个助手的会话")["thread_id"]
     response = teacher.client.post(
-        f"/api/agents/{other_agent.pk}/run", {"input": "你好", "thread_id": thread_id}, format="json"
+        f"/api/agents/{other_agent.pk}/run",
+        {"input": "你好", "thread_id": thread_id},
+        format="json",
     )
     assert response.status_code == 400
 
@@ -113,8 +117,11 @@ def test_continue_run_is_explicit_and_separate_from_the_thread(teacher: Teacher)
     assert manifest["continue_prompt"]["run_id"] is None
     response = teacher.client.post(
         f"/api/agents/{teacher.agent.pk}/run",
-        {"input": "在这份上把选择题改成5道", "thread_id": first["thread_id"],
-         "context": {"run_id": first["id"]}},
+        {
+            "input": "在这份上把选择题改成5道",
+            "thread_id": first["thread_id"],
+            "context": {"run_id": first["id"]},
+        },
         format="json",
     )
     assert response.status_code == 200
@@ -138,7 +145,9 @@ def test_archived_thread_is_reactivated_by_a_run(teacher: Teacher) -> None:
     assert Thread.objects.get(pk=thread_id).status == "active"
 
 
-def test_thread_list_is_newest_first_with_counts_and_paginated(teacher: Teacher, outsider: Teacher) -> None:
+def test_thread_list_is_newest_first_with_counts_and_paginated(
+    teacher: Teacher, outsider: Teacher
+) -> None:
     ids = []
     for i in range(23):
         ids.append(str(send(teacher, f"会话{i}")["thread_id"]))
@@ -178,28 +187,51 @@ def test_thread_runs_oldest_first_query_count(teacher: Teacher) -> None:
     assert len(ctx.captured_queries) <= 6
 
 
-def test_thread_detail_patch_and_404s(teacher: Teacher, colleague: Teacher, outsider: Teacher) -> None:
+def test_thread_detail_patch_and_404s(
+    teacher: Teacher, colleague: Teacher, outsider: Teacher
+) -> None:
     thread_id = str(send(teacher, "第一问")["thread_id"])
     detail = teacher.client.get(f"/api/threads/{thread_id}").json()
-    for key in ("rolling_summary", "summary_upto_at", "summary_upto_run_id", "totals", "memory_notice"):
+    for key in (
+        "rolling_summary",
+        "summary_upto_at",
+        "summary_upto_run_id",
+        "totals",
+        "memory_notice",
+    ):
         assert key in detail
-    renamed = teacher.client.patch(f"/api/threads/{thread_id}", {"title": "  数据结构 期中  "}, format="json")
+    renamed = teacher.client.patch(
+        f"/api/threads/{thread_id}", {"title": "  数据结构 期中  "}, format="json"
+    )
     assert renamed.status_code == 200 and renamed.json()["title"] == "数据结构 期中"
-    assert teacher.client.patch(f"/api/threads/{thread_id}", {"title": ""}, format="json").status_code == 400
-    assert teacher.client.patch(f"/api/threads/{thread_id}", {"title": 5}, format="json").status_code == 400
+    assert (
+        teacher.client.patch(f"/api/threads/{thread_id}", {"title": ""}, format="json").status_code
+        == 400
+    )
+    assert (
+        teacher.client.patch(f"/api/threads/{thread_id}", {"title": 5}, format="json").status_code
+        == 400
+    )
     assert teacher.client.patch(f"/api/threads/{thread_id}", {}, format="json").status_code == 400
     for other in (colleague, outsider):
         assert other.client.get(f"/api/threads/{thread_id}").status_code == 404
         assert other.client.get(f"/api/threads/{thread_id}/runs").status_code == 404
         assert other.client.post(f"/api/threads/{thread_id}/archive").status_code == 404
-        assert other.client.patch(f"/api/threads/{thread_id}", {"title": "x"}, format="json").status_code == 404
+        assert (
+            other.client.patch(
+                f"/api/threads/{thread_id}", {"title": "x"}, format="json"
+            ).status_code
+            == 404
+        )
     assert APIClient().get(f"/api/threads/{thread_id}").status_code == 401
     assert teacher.client.get("/api/threads/th_ffffffffffffffff").status_code == 404
     bad_status = teacher.client.get(f"/api/agents/{teacher.agent.pk}/threads?status=deleted")
     assert bad_status.status_code == 400 and "status" in bad_status.json()
 
 
-def test_run_context_is_for_the_owner_only(teacher: Teacher, colleague: Teacher, outsider: Teacher) -> None:
+def test_run_context_is_for_the_owner_only(
+    teacher: Teacher, colleague: Teacher, outsider: Teacher
+) -> None:
     run_id = send(teacher, "第一问")["id"]
     assert teacher.client.get(f"/api/runs/{run_id}/context").status_code == 200
     for other in (colleague, outsider):
