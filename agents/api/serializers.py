@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.conf import settings
@@ -10,6 +11,9 @@ from rest_framework import serializers
 from agents.api.fields import StrictCharField
 from agents.models import Agent, Provider, Run
 from agents.services import error_message
+
+
+CONTEXT_MAX_CHARS = 10_000
 
 
 class TokenInput(serializers.Serializer):
@@ -42,6 +46,11 @@ class RunInput(serializers.Serializer):
             return {}
         if not isinstance(value, dict):
             raise serializers.ValidationError(_("context 必须是 JSON 对象。"))
+        # Request options are stored with the run; they are small by nature.
+        if len(json.dumps(value, ensure_ascii=False)) > CONTEXT_MAX_CHARS:
+            raise serializers.ValidationError(
+                _("context 过大：最多 %(n)d 个字符。") % {"n": CONTEXT_MAX_CHARS}
+            )
         return value
 
 

@@ -108,6 +108,7 @@ def test_colleagues_run_is_404_but_tenant_admin_sees_it(
         ({"input": "x" * 20_001}, "input"),
         ({"input": "你好", "context": "not an object"}, "context"),
         ({"input": "你好", "context": [1, 2]}, "context"),
+        ({"input": "你好", "context": {"notes": "长" * 10_001}}, "context"),
         ({"input": "你好", "thread_id": 7}, "thread_id"),
         ({"input": "你好", "context": {"mode": "nonsense"}}, "context.mode"),
         ({"input": "你好", "context": {"run_id": "abc"}}, "context.run_id"),
