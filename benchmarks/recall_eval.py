@@ -17,6 +17,7 @@ Protocol (the MADial-Bench authors', ``shared/data/README.md``):
 * recall@k: |top k ∩ relevant| / |relevant|, averaged over queries (the authors' formula);
 * relevant injected: share of queries where at least one relevant memory is among the
   top 3 *and* passes the gate (score >= threshold);
+* fires: share of queries where anything of the user's own memories passes the gate;
 * false injection: the same query asked against the *other* user's memories, where
   nothing is relevant: share of queries where anything passes the gate.
 
@@ -24,7 +25,10 @@ The gate is also measured with a short query (the last user utterance alone) to 
 that a fixed threshold behaves alike across query lengths and languages.
 
 Nothing here is fitted silently: the report prints the few parameters, a user-split and a
-cross-language selection for them, and the whole threshold trade-off.
+cross-language selection for them (the "cross-validated" rows: the gate's two parameters
+chosen on the other language and applied unchanged), and the whole threshold trade-off.
+The full report also fits a logistic "probability of relevance" from two scope-aware
+features and tests it across languages, to show why the shipped score is not one.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory.recall.index import (
     DEFAULT_THRESHOLD,
+    FULL_SHARE,
     GATE_LIMIT,
     PRIOR_TERMS,
     RecallIndex,
@@ -63,6 +68,13 @@ DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "recall
 LANGS = ("zh", "en")
 KS = (1, 3, 5, 10)
 THRESHOLDS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
+MODES = ("dialogue", "last")
+# The gate's two parameters, searched jointly when cross-validating: a coarse grid
+# (the prior doubles, the share moves by quarters): with 160 queries a side, 5 % false
+# injection is 8 queries, and a finer grid only fits the noise at that boundary.
+PRIOR_GRID = (4.0, 8.0, 16.0)
+SHARE_GRID = (1.0, 0.75, 0.5)
+MAX_FALSE = 0.05
 ASSISTANT_WEIGHT = 0.5
 _LINE = re.compile(r'^\s*<([^>]*)>\s*:\s*"?(.*?)"?\s*$', re.S)
 _ASSISTANT = "Assistant"
@@ -237,6 +249,7 @@ class Ours(System):
     assistant_weight: float = ASSISTANT_WEIGHT
     unigram_weight: float = UNIGRAM_WEIGHT
     prior_terms: float = PRIOR_TERMS
+    full_share: float = FULL_SHARE
     k1: float = 1.2
     b: float = 0.75
     name: str = "ours"
@@ -247,11 +260,11 @@ class Ours(System):
             k1=self.k1,
             b=self.b,
             prior_terms=self.prior_terms,
+            full_share=self.full_share,
         )
 
-    def rank(self, scope: object, turns: Sequence[tuple[str, str]], k: int) -> Ranked:
-        assert isinstance(scope, RecallIndex)
-        weights = query_weights(
+    def weights(self, turns: Sequence[tuple[str, str]]) -> dict[str, float]:
+        return query_weights(
             [text for _, text in turns],
             decay=self.decay,
             turn_weights=[
@@ -259,7 +272,10 @@ class Ours(System):
             ],
             unigram_weight=self.unigram_weight,
         )
-        return [(hit.doc_id, hit.score) for hit in scope.search(weights, k=k)]
+
+    def rank(self, scope: object, turns: Sequence[tuple[str, str]], k: int) -> Ranked:
+        assert isinstance(scope, RecallIndex)
+        return [(hit.doc_id, hit.score) for hit in scope.search(self.weights(turns), k=k)]
 
 
 # -------------------------------------------------------------------------- running
@@ -269,21 +285,26 @@ class Outcome:
 
     recall: dict[int, list[float]]
     own_best_relevant: list[float]  # best score of a relevant memory in the top 3, or -1
+    own_best: list[float]  # best score against the user's own memories, or 0
     other_best: list[float]  # best score against the other user's memories, or 0
     users: list[int]
 
-    def recall_at(self, k: int, users: Iterable[int] | None = None) -> float:
+    def _keep(self, values: list[float], users: Iterable[int] | None) -> list[float]:
         keep = set(users) if users is not None else None
-        values = [
-            v for v, u in zip(self.recall[k], self.users, strict=True) if keep is None or u in keep
-        ]
+        return [v for v, u in zip(values, self.users, strict=True) if keep is None or u in keep]
+
+    def recall_at(self, k: int, users: Iterable[int] | None = None) -> float:
+        values = self._keep(self.recall[k], users)
         return float(np.mean(values)) if values else float("nan")
 
-    def injected(self, threshold: float) -> float:
-        return float(np.mean([s >= threshold for s in self.own_best_relevant]))
+    def injected(self, threshold: float, users: Iterable[int] | None = None) -> float:
+        return float(np.mean([s >= threshold for s in self._keep(self.own_best_relevant, users)]))
 
-    def false_injection(self, threshold: float) -> float:
-        return float(np.mean([s >= threshold for s in self.other_best]))
+    def fires(self, threshold: float) -> float:
+        return float(np.mean([s >= threshold for s in self.own_best]))
+
+    def false_injection(self, threshold: float, users: Iterable[int] | None = None) -> float:
+        return float(np.mean([s >= threshold for s in self._keep(self.other_best, users)]))
 
     def paired_ceiling(self) -> float:
         """Share of queries whose best relevant top-3 memory outscores every memory of the
@@ -305,6 +326,7 @@ class Outcome:
 def run(system: System, data: Dataset, mode: str = "dialogue") -> Outcome:
     scopes = {user: system.build(mems) for user, mems in data.memories.items()}
     recall: dict[int, list[float]] = {k: [] for k in KS}
+    own_best_relevant: list[float] = []
     own_best: list[float] = []
     other_best: list[float] = []
     users: list[int] = []
@@ -315,7 +337,8 @@ def run(system: System, data: Dataset, mode: str = "dialogue") -> Outcome:
         for k in KS:
             recall[k].append(len(set(ids[:k]) & query.relevant) / len(query.relevant))
         relevant_scores = [s for mid, s in ranked[:GATE_LIMIT] if mid in query.relevant]
-        own_best.append(max(relevant_scores, default=-1.0))
+        own_best_relevant.append(max(relevant_scores, default=-1.0))
+        own_best.append(max((s for _, s in ranked[:GATE_LIMIT]), default=0.0))
         others = [u for u in scopes if u != query.user]
         best = 0.0
         for other in others:
@@ -323,7 +346,7 @@ def run(system: System, data: Dataset, mode: str = "dialogue") -> Outcome:
             best = max(best, max((s for _, s in hits), default=0.0))
         other_best.append(best)
         users.append(query.user)
-    return Outcome(recall, own_best, other_best, users)
+    return Outcome(recall, own_best_relevant, own_best, other_best, users)
 
 
 # -------------------------------------------------------------------------- reports
@@ -331,43 +354,106 @@ def _fmt(x: float) -> str:
     return f"{x:.3f}"
 
 
+def _row(out: Outcome, threshold: float) -> dict[str, float]:
+    return {
+        **{f"recall@{k}": out.recall_at(k) for k in KS},
+        "relevant_injected": out.injected(threshold),
+        "fires": out.fires(threshold),
+        "false_injection": out.false_injection(threshold),
+        "paired_ceiling": out.paired_ceiling(),
+        "threshold_at_5pct_false": out.threshold_at_false(),
+        "injected_at_that_threshold": out.best_injected(),
+    }
+
+
+def _print_row(lang: str, name: str, row: dict[str, float]) -> None:
+    print(
+        f"{lang:4} {name:34} "
+        + " ".join(f"{row[f'recall@{k}']:.3f} " for k in KS)
+        + f"  {_fmt(row['relevant_injected']):8} {_fmt(row['fires']):6}"
+        + f" {_fmt(row['false_injection']):10} {_fmt(row['paired_ceiling']):8}"
+        + f" {_fmt(row['threshold_at_5pct_false']):12} {_fmt(row['injected_at_that_threshold'])}"
+    )
+
+
 def report_main(datasets: dict[str, Dataset], threshold: float) -> dict[str, object]:
     systems: list[System] = [PlainBM25(), Ours()]
     summary: dict[str, object] = {}
     print("== Retrieval and gate (query = dialogue before the test turn) ==")
     header = (
-        f"{'lang':4} {'system':20} "
+        f"{'lang':4} {'system':34} "
         + " ".join(f"R@{k:<4}" for k in KS)
-        + f"  inj@{threshold}  false@{threshold}  ceiling  thr@5%false  inj@thr"
+        + f"  inj@{threshold}  fires  false@{threshold}  ceiling  thr@5%false  inj@thr"
     )
     print(header)
+    grid = gate_grid(datasets)
     for lang, data in datasets.items():
         for system in systems:
-            out = run(system, data)
-            row = {
-                **{f"recall@{k}": out.recall_at(k) for k in KS},
-                "relevant_injected": out.injected(threshold),
-                "false_injection": out.false_injection(threshold),
-                "paired_ceiling": out.paired_ceiling(),
-                "threshold_at_5pct_false": out.threshold_at_false(),
-                "injected_at_that_threshold": out.best_injected(),
-            }
+            row = _row(run(system, data), threshold)
             summary[f"{lang}/{system.name}"] = row
-            print(
-                f"{lang:4} {system.name:20} "
-                + " ".join(f"{out.recall_at(k):.3f} " for k in KS)
-                + f"  {_fmt(out.injected(threshold)):8} {_fmt(out.false_injection(threshold)):10}"
-                + f" {_fmt(out.paired_ceiling()):8} {_fmt(out.threshold_at_false()):12}"
-                + f" {_fmt(out.best_injected())}"
-            )
+            _print_row(lang, system.name, row)
+        others = [other for other in datasets if other != lang]
+        if others:
+            prior, share = select_gate(grid, [(o, None) for o in others], threshold)
+            cv = Ours(prior_terms=prior, full_share=share, name=f"ours, gate CV from {others[0]}")
+            row = _row(run(cv, data), threshold)
+            summary[f"{lang}/{cv.name}"] = {**row, "prior_terms": prior, "full_share": share}
+            _print_row(lang, f"{cv.name} ({prior:g}, {share:g})", row)
     print(
+        f"  ours: PRIOR_TERMS={PRIOR_TERMS:g}, FULL_SHARE={FULL_SHARE:g}. gate CV: the pair\n"
+        f"  (PRIOR_TERMS, FULL_SHARE) that injects most with false injection <= {MAX_FALSE} on\n"
+        "  the *other* language (both query lengths), applied here unchanged.\n"
+        "  fires: anything of the user's own memories passes the gate.\n"
         "  thr@5%false: the lowest threshold with false injection <= 0.05; inj@thr: relevant\n"
         "  injected there (the best any fixed threshold on this score can do at that rate).\n"
         "  ceiling: share of queries whose best relevant top-3 memory outscores everything of\n"
-        "  the other user. For any gate that is a per-query increasing function of BM25 (every\n"
-        "  normalisation of it), relevant injected <= ceiling + false injection."
+        "  the other user (side by side; a gate sees one scope at a time)."
     )
     return summary
+
+
+GateGrid = dict[tuple[str, str, float], Outcome]
+
+
+def gate_grid(datasets: dict[str, Dataset]) -> GateGrid:
+    """Outcomes by (language, query mode, PRIOR_TERMS) with FULL_SHARE 1: a gate with share
+    ``s`` passes a score at threshold ``t`` exactly when this one passes ``t * s``."""
+    return {
+        (lang, mode, prior): run(Ours(prior_terms=prior, full_share=1.0), data, mode)
+        for lang, data in datasets.items()
+        for mode in MODES
+        for prior in PRIOR_GRID
+    }
+
+
+def gate_rates(
+    grid: GateGrid,
+    split: Sequence[tuple[str, Iterable[int] | None]],
+    prior: float,
+    share: float,
+    threshold: float,
+) -> tuple[float, float]:
+    """Mean relevant injected and worst false injection over a split's cells and modes."""
+    injected: list[float] = []
+    false: list[float] = []
+    for lang, users in split:
+        for mode in MODES:
+            out = grid[(lang, mode, prior)]
+            injected.append(out.injected(threshold * share, users))
+            false.append(out.false_injection(threshold * share, users))
+    return float(np.mean(injected)), max(false)
+
+
+def select_gate(
+    grid: GateGrid, split: Sequence[tuple[str, Iterable[int] | None]], threshold: float
+) -> tuple[float, float]:
+    """The (PRIOR_TERMS, FULL_SHARE) injecting most with false injection <= MAX_FALSE."""
+    pairs = list(itertools.product(PRIOR_GRID, SHARE_GRID))
+    rates = {p: gate_rates(grid, split, p[0], p[1], threshold) for p in pairs}
+    fits = [p for p in pairs if rates[p][1] <= MAX_FALSE]
+    if not fits:
+        return max(PRIOR_GRID), 1.0
+    return max(fits, key=lambda p: (rates[p][0], p[0], p[1]))
 
 
 def report_tradeoff(datasets: dict[str, Dataset]) -> None:
@@ -433,45 +519,141 @@ def report_cross_validation(datasets: dict[str, Dataset], threshold: float) -> N
             f"(default: {dst} {outcomes[(dst, default)].recall_at(5):.3f})"
         )
 
-    print(f"\n== Gate prior (PRIOR_TERMS), cross-language; threshold {threshold} ==")
-    priors = (0.0, 1.0, 2.0, 4.0, 8.0)
-    gate_out = {
-        (lang, prior, mode): run(Ours(prior_terms=prior), data, mode)
-        for lang, data in datasets.items()
-        for prior in priors
-        for mode in ("dialogue", "last")
-    }
     print(
-        f"{'prior':>6} "
-        + " ".join(f"{lang + '/' + m:>22}" for lang in datasets for m in ("dialogue", "last"))
+        f"\n== Gate parameters (PRIOR_TERMS, FULL_SHARE), cross-validated; threshold {threshold} =="
     )
-    for prior in priors:
-        cells = " ".join(
-            (
-                f"{gate_out[(lang, prior, m)].injected(threshold):.2f}/"
-                f"{gate_out[(lang, prior, m)].false_injection(threshold):.2f}"
-                f" thr5%={gate_out[(lang, prior, m)].threshold_at_false():.2f}"
-            ).rjust(22)
-            for lang in datasets
-            for m in ("dialogue", "last")
+    print(
+        f"  selected on one split (most relevant injected, both query lengths, false <= "
+        f"{MAX_FALSE}), tested on the other; cells are injected/false for dialogue, last"
+    )
+    gates = gate_grid(datasets)
+    user_ids = sorted({u for data in datasets.values() for u in data.memories})
+    splits: dict[str, list[tuple[str, Iterable[int] | None]]] = {
+        lang: [(lang, None)] for lang in datasets
+    }
+    for user in user_ids:
+        splits[f"user {user}"] = [(lang, [user]) for lang in datasets]
+    pairs = [(a, b) for a, b in itertools.permutations(langs, 2)]
+    pairs += [(f"user {a}", f"user {b}") for a, b in itertools.permutations(user_ids, 2)]
+    shipped = (PRIOR_TERMS, FULL_SHARE)
+    for fit_on, test_on in pairs:
+        chosen = select_gate(gates, splits[fit_on], threshold)
+        cells = []
+        for prior, share in (chosen, shipped):
+            per_cell = []
+            for lang, cell_users in splits[test_on]:
+                for mode in MODES:
+                    out = gates[(lang, mode, prior)]
+                    t = threshold * share
+                    per_cell.append(
+                        f"{out.injected(t, cell_users):.2f}/"
+                        f"{out.false_injection(t, cell_users):.2f}"
+                    )
+            cells.append(" ".join(per_cell))
+        fit_inj, fit_false = gate_rates(gates, splits[fit_on], chosen[0], chosen[1], threshold)
+        print(
+            f"  {fit_on:>6} -> {chosen}: train {fit_inj:.3f}/{fit_false:.3f}; "
+            f"{test_on}: {cells[0]}  (shipped {shipped}: {cells[1]})"
         )
-        print(f"{prior:6.1f} {cells}")
-    for src, dst in itertools.permutations(langs, 2):
-        fits = [
-            p
-            for p in priors
-            if all(
-                gate_out[(src, p, m)].false_injection(threshold) <= 0.05
-                for m in ("dialogue", "last")
+
+
+# ------------------------------------------------------------ probability gate
+def _auc(pos: Sequence[float], neg: Sequence[float]) -> float:
+    p, n = np.asarray(pos)[:, None], np.asarray(neg)[None, :]
+    return float((p > n).mean() + 0.5 * (p == n).mean())
+
+
+def _fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> np.ndarray:
+    """Newton's method for an L2-regularised logistic regression (intercept first)."""
+    x1 = np.hstack([np.ones((len(x), 1)), x])
+    w = np.zeros(x1.shape[1])
+    ridge = l2 * np.diag([0.0] + [1.0] * x.shape[1])
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-x1 @ w))
+        grad = x1.T @ (p - y) + ridge @ w
+        hess = (x1 * (p * (1 - p))[:, None]).T @ x1 + ridge
+        w -= np.linalg.solve(hess, grad)
+    return w
+
+
+@dataclass
+class HitRows:
+    """Top-3 hits of every (query, scope) pair with scope-aware features."""
+
+    query: list[int]
+    own: list[bool]
+    relevant: list[bool]
+    features: np.ndarray  # ln(score), z-score of raw among all the scope's entries
+
+
+def hit_rows(data: Dataset, mode: str) -> HitRows:
+    system = Ours()
+    scopes = {user: system.build(mems) for user, mems in data.memories.items()}
+    query_ids: list[int] = []
+    own: list[bool] = []
+    relevant: list[bool] = []
+    features: list[tuple[float, float]] = []
+    for query in data.queries:
+        turns = query.turns if mode == "dialogue" else query.last_user_turn()
+        weights = system.weights(turns)
+        for user, index in scopes.items():
+            hits = index.search(weights, k=len(index))
+            raw = np.zeros(len(index))
+            raw[: len(hits)] = [hit.raw for hit in hits]
+            mean, std = float(raw.mean()), float(raw.std()) + 1e-9
+            for hit in hits[:GATE_LIMIT]:
+                query_ids.append(query.qid)
+                own.append(user == query.user)
+                relevant.append(user == query.user and hit.doc_id in query.relevant)
+                features.append((math.log(max(hit.score, 1e-4)), (hit.raw - mean) / std))
+    return HitRows(query_ids, own, relevant, np.asarray(features))
+
+
+def _gate_rates(rows: HitRows, probs: np.ndarray, threshold: float) -> tuple[float, float]:
+    injected: dict[int, bool] = {}
+    false: dict[int, bool] = {}
+    for q, own, rel, prob in zip(rows.query, rows.own, rows.relevant, probs, strict=True):
+        target = injected if own else false
+        target[q] = target.get(q, False) or (prob >= threshold and (rel or not own))
+    return float(np.mean(list(injected.values()))), float(np.mean(list(false.values())))
+
+
+def report_probability_gate(datasets: dict[str, Dataset], threshold: float) -> None:
+    print(
+        "\n== A calibrated probability of relevance instead? (logistic on ln(score) and the "
+        "hit's z-score among the scope's raw scores; top-3 hits, fitted on one language) =="
+    )
+    rows = {(lang, mode): hit_rows(data, mode) for lang, data in datasets.items() for mode in MODES}
+    for (lang, mode), r in rows.items():
+        rel = np.asarray(r.relevant)
+        other = ~np.asarray(r.own)
+        aucs = [_auc(r.features[rel, j], r.features[other, j]) for j in range(2)]
+        print(
+            f"  {lang}/{mode}: AUC relevant own hits vs other-user hits: ln(score) "
+            f"{aucs[0]:.3f}, z-score {aucs[1]:.3f}; relevant share of top-3 hits {rel.mean():.3f}"
+        )
+    for src, dst in itertools.permutations(datasets, 2):
+        x = np.vstack([rows[(src, m)].features for m in MODES])
+        y = np.concatenate([np.asarray(rows[(src, m)].relevant, dtype=float) for m in MODES])
+        w = _fit_logistic(x, y)
+        cells = []
+        for mode in MODES:
+            r = rows[(dst, mode)]
+            probs = 1.0 / (1.0 + np.exp(-(w[0] + r.features @ w[1:])))
+            inj, false = _gate_rates(r, probs, threshold)
+            ok = [t for t in np.unique(probs) if _gate_rates(r, probs, t)[1] <= MAX_FALSE]
+            best_t = float(min(ok)) if ok else 1.0
+            cells.append(
+                f"{mode}: @{threshold} {inj:.2f}/{false:.2f}, at <= {MAX_FALSE} false "
+                f"{_gate_rates(r, probs, best_t)[0]:.2f} (p >= {best_t:.2f})"
             )
-        ]
-        chosen = min(fits) if fits else max(priors)
-        cells = ", ".join(
-            f"{m}: injected {gate_out[(dst, chosen, m)].injected(threshold):.2f} "
-            f"false {gate_out[(dst, chosen, m)].false_injection(threshold):.2f}"
-            for m in ("dialogue", "last")
-        )
-        print(f"  smallest prior with false <= 0.05 on {src}: {chosen} -> on {dst}: {cells}")
+        print(f"  fit on {src} (w = {np.round(w, 2).tolist()}) -> {dst}: " + "; ".join(cells))
+    print(
+        "  A relevance probability >= 0.2 fires on a quarter to two fifths of the unrelated\n"
+        "  scopes: about a sixth of all top-3 hits (a third of the own scope's) are relevant\n"
+        "  here, and the features barely tell a relevant hit from the other user's best one\n"
+        "  (AUC ~0.7), so an honest probability mostly stays between 0.1 and 0.4."
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -493,6 +675,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.quick:
         report_ablation(datasets)
         report_cross_validation(datasets, args.threshold)
+        report_probability_gate(datasets, args.threshold)
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2), encoding="utf-8")
     print(f"\n({time.perf_counter() - started:.1f} s)")

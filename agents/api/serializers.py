@@ -12,7 +12,6 @@ from agents.api.fields import StrictCharField
 from agents.models import Agent, Provider, Run
 from agents.services import error_message
 
-
 CONTEXT_MAX_CHARS = 10_000
 
 

@@ -18,9 +18,10 @@ Ranking
     the raw score is ``sum_t w_t idf(t) tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl))``.
 
 Calibrated score (``Hit.score``, in [0, 1])
-    The share of the query's IDF-weighted evidence that the entry matches::
+    The share of the query's IDF-weighted evidence that the entry matches, where
+    matching ``FULL_SHARE`` (three quarters) of it counts as complete::
 
-        score = min(1, raw / (Q_L + PRIOR_TERMS * idf0))
+        score = min(1, raw / (FULL_SHARE * (Q_L + PRIOR_TERMS * idf0)))
 
     ``Q_L`` is the sum of the ``L`` largest ``w_t idf(t)`` over the query's terms, where
     ``L`` is the average number of distinct terms of an entry in the scope (no entry of
@@ -28,10 +29,15 @@ Calibrated score (``Hit.score``, in [0, 1])
     term that no entry contains. One occurrence in an entry of average length counts fully
     (BM25's tf/length factor is 1 there). A query term that no entry contains still counts
     in ``Q_L``: a query about something the scope has never seen must not look covered.
-    ``PRIOR_TERMS`` (4) is a prior of four unmatched rarest terms: a short query has
+    ``PRIOR_TERMS`` (8) is a prior of eight unmatched rarest terms: a short query has
     little evidence, and it must match a proportionally larger share of it to score as
     high, so that one threshold fires about as often on a one-line request as on a long
-    dialogue, and on Chinese as on English (``benchmarks/recall_eval.py`` measures this).
+    dialogue, and on Chinese as on English. ``FULL_SHARE`` (0.75) says that no real entry
+    matches all of that evidence; with it, the default threshold 0.2 means "matches 15%
+    of the evidence". The pair is what a coarse grid search (prior 4/8/16, share
+    1/0.75/0.5) picks on MADial-Bench, from the Chinese and from the English half alike,
+    for the most relevant injections with at most 5% false ones at both query lengths
+    (``benchmarks/recall_eval.py`` reports the cross-validated figures, by user too).
 
     The score is a monotone function of ``raw`` within a query, so the ranking is plain
     BM25; only the gate uses the calibration. :func:`gate` keeps the top three hits
@@ -53,7 +59,11 @@ Data layout and speed
     into a per-slot array; as soon as the k-th best partial score exceeds what the
     remaining terms could add to an entry that has not been seen yet, only the few
     entries that can still reach the top k are carried on, and the remaining (common,
-    long) terms are looked up for them alone with a binary search.
+    long) terms are looked up for them alone (by binary search, or through a slot ->
+    candidate map when the list is short). Of those candidates, the 64 with the best
+    partial scores are scored completely first: the k-th best of their full scores is a
+    lower bound of the final k-th best that drops most other candidates at once. Ties at
+    the k-th place go to the lower ``doc_id``, as everywhere else.
 """
 
 from __future__ import annotations
@@ -70,6 +80,7 @@ __all__ = [
     "DEFAULT_B",
     "DEFAULT_K1",
     "DEFAULT_THRESHOLD",
+    "FULL_SHARE",
     "GATE_LIMIT",
     "PRIOR_DOCS",
     "PRIOR_TERMS",
@@ -84,7 +95,9 @@ DEFAULT_B = 0.75
 #: Pseudo-entries added to N in the IDF (they contain none of the query's terms).
 PRIOR_DOCS = 10
 #: Unmatched pseudo-terms of the rarest kind added to the score's denominator.
-PRIOR_TERMS = 4.0
+PRIOR_TERMS = 8.0
+#: The share of the query's evidence that counts as a complete match (score 1).
+FULL_SHARE = 0.75
 #: Default gate threshold (a setting in the Django layer).
 DEFAULT_THRESHOLD = 0.2
 #: At most this many hits are injected.
@@ -103,6 +116,13 @@ _PRUNE_MIN_POSTINGS = 2048
 _PRUNE_MAX_CANDIDATES = 1 / 32
 # Slots of short postings lists kept to estimate the k-th best score cheaply.
 _POOL_LIMIT = 8192
+_RETRY_SHRINK = 0.75
+# Once pruned: score this many best candidates completely first (when there are more than
+# _HEAD_FACTOR times as many), and look a term's postings up by binary search when the
+# list is more than _SEARCH_RATIO times longer than the candidates.
+_HEAD = 64
+_HEAD_FACTOR = 4
+_SEARCH_RATIO = 8
 
 # Postings are stored compactly (6 bytes each) and widened per list at search time:
 # numpy scatters with native-width (intp) indices about twice as fast as with int32 ones.
@@ -176,13 +196,17 @@ class RecallIndex:
         b: float = DEFAULT_B,
         prior_docs: int = PRIOR_DOCS,
         prior_terms: float = PRIOR_TERMS,
+        full_share: float = FULL_SHARE,
     ) -> None:
         if k1 < 0 or not 0.0 <= b <= 1.0 or prior_docs < 0 or prior_terms < 0:
             raise ValueError("k1, prior_docs, prior_terms must be >= 0 and b within [0, 1]")
+        if not 0.0 < full_share <= 1.0:
+            raise ValueError("full_share must be within (0, 1]")
         self.k1 = float(k1)
         self.b = float(b)
         self.prior_docs = int(prior_docs)
         self.prior_terms = float(prior_terms)
+        self.full_share = float(full_share)
         self._vocab = _Vocab()
         # Per term id: live document frequency, largest tf and shortest entry ever seen
         # (the last two only bound a term's contribution; stale values stay valid bounds).
@@ -220,12 +244,15 @@ class RecallIndex:
         b: float = DEFAULT_B,
         prior_docs: int = PRIOR_DOCS,
         prior_terms: float = PRIOR_TERMS,
+        full_share: float = FULL_SHARE,
     ) -> RecallIndex:
         """Build an index from ``(doc_id, terms)`` pairs (vectorised: one sort in all).
 
         A ``doc_id`` given twice keeps its last terms.
         """
-        index = cls(k1=k1, b=b, prior_docs=prior_docs, prior_terms=prior_terms)
+        index = cls(
+            k1=k1, b=b, prior_docs=prior_docs, prior_terms=prior_terms, full_share=full_share
+        )
         by_id: dict[int, Sequence[str]] = {}
         for doc_id, doc_terms in documents:
             by_id.pop(int(doc_id), None)  # re-insert: the last version keeps its place
@@ -540,11 +567,15 @@ class RecallIndex:
         # score is a cheap lower bound of the k-th best overall.
         pool: npt.NDArray[np.int64] | None = None
         pool_parts: list[IntArray] = []
+        # After a failed attempt, try again only once the bound of the terms left has
+        # shrunk by a quarter (an attempt scans every slot).
+        attempt_below = half
         for i, tid in enumerate(term_ids):
             segments = self._segments(tid)
             size = sum(len(slots) for slots, _ in segments)
             # Pruning can only succeed once the terms done could outweigh the rest.
-            if size > long_postings and k < n and remaining[i] <= half:
+            if size > long_postings and k < n and remaining[i] <= attempt_below:
+                attempt_below = _RETRY_SHRINK * float(remaining[i])
                 if pool is None and pool_parts:
                     pool = _sorted_unique(np.concatenate(pool_parts).astype(np.int64))
                 theta = 0.0
@@ -582,15 +613,74 @@ class RecallIndex:
         norms: FloatArray,
         k: int,
     ) -> tuple[npt.NDArray[np.int64], FloatArray]:
-        """Add the remaining terms for the candidates only, pruning them as we go."""
+        """Add the remaining terms for the candidates only, pruning them as we go.
+
+        The ``_HEAD`` candidates with the best partial scores are scored completely first:
+        the k-th best of their full scores bounds the final k-th best from below, and
+        most other candidates fall short of it by more than the remaining terms can add.
+        """
+        theta = 0.0
+        if len(candidates) > _HEAD_FACTOR * _HEAD and k <= _HEAD:
+            head_at = np.argpartition(partial, len(partial) - _HEAD)[-_HEAD:]
+            head = candidates[head_at]
+            head_scores = self._add_terms(head, partial[head_at], term_ids, masses, norms[head])
+            theta = float(np.partition(head_scores, _HEAD - k)[_HEAD - k])
+            keep = partial >= theta * (1.0 - 1e-6) - float(remaining[0])
+            keep[head_at] = False
+            rest, rest_scores = self._prune_terms(
+                candidates[keep], partial[keep], term_ids, masses, remaining, norms, k, theta
+            )
+            return np.concatenate((head, rest)), np.concatenate((head_scores, rest_scores))
+        return self._prune_terms(candidates, partial, term_ids, masses, remaining, norms, k, theta)
+
+    def _add_terms(
+        self,
+        candidates: npt.NDArray[np.int64],
+        partial: FloatArray,
+        term_ids: list[int],
+        masses: npt.NDArray[np.float64],
+        cand_norms: FloatArray,
+    ) -> FloatArray:
+        """``partial`` plus the given terms, for a few candidates (binary search)."""
+        k1p1 = self.k1 + 1.0
+        partial = partial.copy()
+        narrow = candidates.astype(_SLOT)
+        for tid, term_mass in zip(term_ids, masses.tolist(), strict=True):
+            mass = np.float32(term_mass * k1p1)
+            for slots, tfs in self._segments(tid):
+                pos = np.searchsorted(slots, narrow)
+                np.minimum(pos, len(slots) - 1, out=pos)
+                found = np.flatnonzero(slots[pos] == narrow)
+                if len(found):
+                    tf = tfs[pos[found]]
+                    np.add.at(partial, found, _saturation(tf, np.take(cand_norms, found), mass))
+        return partial
+
+    def _prune_terms(
+        self,
+        candidates: npt.NDArray[np.int64],
+        partial: FloatArray,
+        term_ids: list[int],
+        masses: npt.NDArray[np.float64],
+        remaining: npt.NDArray[np.float64],
+        norms: FloatArray,
+        k: int,
+        theta_floor: float,
+    ) -> tuple[npt.NDArray[np.int64], FloatArray]:
+        """Add the terms term by term, dropping the candidates that fall out of reach.
+
+        ``theta_floor`` is a known lower bound of the final k-th best score (0 if none).
+        """
         k1p1 = self.k1 + 1.0
         position = np.full(self._n_slots, -1, dtype=np.int64)  # slot -> index in candidates
         position[candidates] = np.arange(len(candidates))
         cand_norms = norms[candidates]
         for j, (tid, term_mass) in enumerate(zip(term_ids, masses.tolist(), strict=True)):
+            if not len(candidates):
+                break
             mass = np.float32(term_mass * k1p1)
             for slots, tfs in self._segments(tid):
-                if len(candidates) * 16 < len(slots):
+                if len(candidates) * _SEARCH_RATIO < len(slots):
                     narrow = candidates.astype(_SLOT)  # (a wider key would copy the list)
                     pos = np.searchsorted(slots, narrow)
                     np.minimum(pos, len(slots) - 1, out=pos)
@@ -603,9 +693,12 @@ class RecallIndex:
                     tf = tfs[hit]
                 if len(found):
                     np.add.at(partial, found, _saturation(tf, np.take(cand_norms, found), mass))
-            # Drop the candidates that can no longer reach the top k.
-            if len(candidates) > k:
-                theta = float(np.partition(partial, len(partial) - k)[len(partial) - k])
+            # Drop the candidates that can no longer reach the top k (every other term: a
+            # pass costs about as much as adding a term).
+            if j % 2 == 1 or j + 1 == len(term_ids):
+                theta = theta_floor
+                if len(candidates) > k:
+                    theta = max(theta, float(np.partition(partial, len(partial) - k)[-k]))
                 keep = partial >= theta * (1.0 - 1e-6) - float(remaining[j + 1])
                 if not keep.all():
                     position[candidates[~keep]] = -1
@@ -618,11 +711,11 @@ class RecallIndex:
         return candidates, partial
 
     def _denominator(self, masses: list[float], idf0: float) -> float:
-        """``Q_L + PRIOR_TERMS * idf0``: the evidence the score is a share of."""
+        """``FULL_SHARE * (Q_L + PRIOR_TERMS * idf0)``: the evidence that scores 1."""
         n_distinct = max(1, round(self._n_postings / self._n_live))
         if len(masses) > n_distinct:
             masses = sorted(masses, reverse=True)[:n_distinct]
-        return sum(masses) + self.prior_terms * idf0
+        return self.full_share * (sum(masses) + self.prior_terms * idf0)
 
     def _top(
         self,
@@ -634,11 +727,15 @@ class RecallIndex:
         positive = np.flatnonzero(raws > 0.0)  # also avoids partitioning many zeros
         values = raws[positive]
         n = len(values)
-        picked = positive[np.argpartition(values, n - k)[n - k :]] if k < n else positive
+        picked = positive
+        if k < n:
+            # Everything tied with the k-th best too, so that ties go to the lower doc_id.
+            kth = np.partition(values, n - k)[n - k]
+            picked = positive[values >= kth]
         top = raws[picked]
         chosen = picked if slots is None else slots[picked]
         doc_ids = self._doc_ids[chosen]
-        order = np.lexsort((doc_ids, -top))
+        order = np.lexsort((doc_ids, -top))[:k]
         return [
             Hit(int(doc_ids[i]), min(1.0, float(top[i]) / denominator), float(top[i]))
             for i in order.tolist()

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 import memory.recall.index as index_module
 from memory.recall.index import (
     DEFAULT_THRESHOLD,
+    FULL_SHARE,
+    PRIOR_TERMS,
     Hit,
     RecallIndex,
     brute_force_raw,
@@ -104,13 +106,18 @@ CORPUS = st.dictionaries(st.integers(min_value=0, max_value=10_000), DOC, min_si
 QUERY = st.dictionaries(TERMS, st.floats(min_value=0.1, max_value=3.0), min_size=1, max_size=6)
 
 
-@pytest.fixture
-def always_prune(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Make MaxScore pruning kick in even on tiny indexes."""
+@pytest.fixture(params=["take", "search"])
+def always_prune(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Make MaxScore pruning kick in even on tiny indexes, scoring a small head of the
+    candidates first, and look postings up by position or by binary search."""
     monkeypatch.setattr(index_module, "_PRUNE_MIN_POSTINGS", 0)
     monkeypatch.setattr(index_module, "_PRUNE_SHARE", 0.0)
     monkeypatch.setattr(index_module, "_PRUNE_MAX_CANDIDATES", 1.0)
     monkeypatch.setattr(index_module, "_POOL_LIMIT", 4)
+    monkeypatch.setattr(index_module, "_RETRY_SHRINK", 1.0)
+    monkeypatch.setattr(index_module, "_HEAD", 4)
+    monkeypatch.setattr(index_module, "_HEAD_FACTOR", 1)
+    monkeypatch.setattr(index_module, "_SEARCH_RATIO", 1000 if request.param == "take" else 0)
     yield
 
 
@@ -197,6 +204,18 @@ def test_incremental_add_remove_equals_rebuild(
     _check(index, final, query, 5)
     for term in set(query):
         assert index.document_frequency(term) == rebuilt.document_frequency(term)
+
+
+def test_ties_at_the_kth_place_go_to_the_lower_doc_ids(always_prune: None) -> None:
+    corpus = {doc_id: ["rare", "pad", "x"] for doc_id in range(300, 0, -1)}
+    corpus.update({i: ["pad", "y", "z"] if i % 5 else [f"u{i}"] for i in range(1000, 3000)})
+    index = RecallIndex.from_documents(corpus.items())
+    for k in (1, 3, 5, 7):
+        hits = index.search({"rare": 1.0, "pad": 0.5}, k=k)
+        assert [h.doc_id for h in hits] == list(range(1, k + 1))
+        assert len({h.raw for h in hits}) == 1
+    index.remove(2)
+    assert [h.doc_id for h in index.search(["rare", "pad"], k=3)] == [1, 3, 4]
 
 
 def test_compaction_keeps_results() -> None:
@@ -314,7 +333,15 @@ def test_score_is_a_capped_share_of_the_query_evidence() -> None:
     hit = index.search(["w1"], k=1)[0]
     idf = index.idf([1])[0]
     idf0 = index.idf([0])[0]
-    assert hit.score == pytest.approx(hit.raw / (idf + 4 * idf0), rel=1e-5)
+    expected = hit.raw / (FULL_SHARE * (idf + PRIOR_TERMS * idf0))
+    assert hit.score == pytest.approx(expected, rel=1e-5)
+    loose = RecallIndex.from_documents(
+        ((i, [f"w{i}", "x"]) for i in range(40)), prior_terms=4.0, full_share=1.0
+    )
+    assert loose.search(["w1"], k=1)[0].score == pytest.approx(hit.raw / (idf + 4 * idf0))
+    for bad in (0.0, 1.5):
+        with pytest.raises(ValueError):
+            RecallIndex(full_share=bad)
     # The same entry, asked with one more unknown term: a smaller share.
     weaker = index.search(["w1", "never-seen"], k=1)[0]
     assert weaker.raw == pytest.approx(hit.raw) and weaker.score < hit.score
