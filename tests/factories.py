@@ -70,3 +70,20 @@ def make_provider(
         timeout_seconds=timeout,
         is_memory_fallback=is_memory_fallback,
     )
+
+
+def run_via_api(
+    teacher: Teacher, text: str, thread_id: str | None = None, *, memory_job: bool = False
+) -> dict[str, Any]:
+    """POST a run as the teacher; optionally do its memory job right away (in-process)."""
+    payload: dict[str, object] = {"input": text}
+    if thread_id is not None:
+        payload["thread_id"] = thread_id
+    response = teacher.client.post(f"/api/agents/{teacher.agent.pk}/run", payload, format="json")
+    assert response.status_code == 200, response.content
+    body: dict[str, Any] = response.json()
+    if memory_job:
+        from memory.services.jobs import after_run_process
+
+        after_run_process(run_id=int(body["id"]))
+    return body

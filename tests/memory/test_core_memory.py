@@ -9,19 +9,13 @@ import pytest
 from agents.models import Run
 from memory.models import CoreCandidate, CoreFact, MemoryOp, RedlineAudit
 from memory.services.jobs import after_run_process
-from tests.factories import Teacher, make_provider, make_teacher
+from tests.factories import Teacher, make_provider, make_teacher, run_via_api
 from tests.fakellm import FakeLLMServer
 
 pytestmark = pytest.mark.django_db
 
 
-def send(teacher: Teacher, text: str, thread_id: str | None = None) -> dict[str, object]:
-    payload: dict[str, object] = {"input": text}
-    if thread_id:
-        payload["thread_id"] = thread_id
-    response = teacher.client.post(f"/api/agents/{teacher.agent.pk}/run", payload, format="json")
-    assert response.status_code == 200, response.content
-    return response.json()
+send = run_via_api
 
 
 def run_job(body: dict[str, object]) -> None:

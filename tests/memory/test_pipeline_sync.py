@@ -10,18 +10,12 @@ from agents.models import Run
 from memory.models import MemoryOp, Thread
 from memory.services.compression import thread_compress
 from memory.services.jobs import after_run_process
-from tests.factories import Teacher
+from tests.factories import Teacher, run_via_api
 
 pytestmark = pytest.mark.django_db
 
 
-def send(teacher: Teacher, text: str, thread_id: str | None = None) -> dict[str, object]:
-    payload: dict[str, object] = {"input": text}
-    if thread_id:
-        payload["thread_id"] = thread_id
-    response = teacher.client.post(f"/api/agents/{teacher.agent.pk}/run", payload, format="json")
-    assert response.status_code == 200, response.content
-    return response.json()
+send = run_via_api
 
 
 def markers(summary: str) -> list[int]:

@@ -9,7 +9,7 @@ from memory.models import RecallEntry
 from memory.scope import Scope
 from memory.services.jobs import after_run_process
 from memory.services.recall import recall_cache_clear, recall_search
-from tests.factories import Teacher
+from tests.factories import Teacher, run_via_api
 
 pytestmark = pytest.mark.django_db
 
@@ -31,12 +31,7 @@ def _fresh_cache() -> None:
 
 
 def send(teacher: Teacher, text: str, thread_id: str | None = None) -> dict[str, object]:
-    payload: dict[str, object] = {"input": text}
-    if thread_id:
-        payload["thread_id"] = thread_id
-    body = teacher.client.post(f"/api/agents/{teacher.agent.pk}/run", payload, format="json").json()
-    after_run_process(run_id=int(body["id"]))  # type: ignore[call-overload]
-    return body
+    return run_via_api(teacher, text, thread_id, memory_job=True)
 
 
 def history(teacher: Teacher) -> dict[str, dict[str, object]]:

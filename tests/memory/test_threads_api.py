@@ -8,18 +8,12 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from memory.models import Thread
-from tests.factories import Teacher
+from tests.factories import Teacher, run_via_api
 
 pytestmark = pytest.mark.django_db
 
 
-def send(teacher: Teacher, text: str, thread_id: str | None = None) -> dict[str, object]:
-    payload: dict[str, object] = {"input": text}
-    if thread_id is not None:
-        payload["thread_id"] = thread_id
-    response = teacher.client.post(f"/api/agents/{teacher.agent.pk}/run", payload, format="json")
-    assert response.status_code == 200, response.content
-    return response.json()
+send = run_via_api
 
 
 def test_new_thread_is_titled_from_the_first_input(teacher: Teacher) -> None:
