@@ -64,7 +64,10 @@ from memory.recall.tokenize import (
     terms,
 )
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "recall-dev" / "madial"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.devdata import dev_data
+
+DEFAULT_DATA = dev_data() / "recall-dev" / "madial"
 LANGS = ("zh", "en")
 KS = (1, 3, 5, 10)
 THRESHOLDS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4)

@@ -176,7 +176,10 @@ def tables() -> None:
     print("\n".join(missed) if missed else "all table cases as expected")
 
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.devdata import dev_data  # noqa: E402
+
+DATA = dev_data()
 
 
 def _shared_texts() -> list[str]:

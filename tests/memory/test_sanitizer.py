@@ -27,11 +27,12 @@ from memory.sanitizer import (
     sanitize_history,
     sanitize_history_report,
 )
+from tests.devdata import dev_data
 
 M = PLACEHOLDER_MARKER
 I = PLACEHOLDER_INSTRUCTION  # noqa: E741
 
-DATA_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "injection-dev"
+DATA_DIR = dev_data() / "injection-dev"
 
 ZERO_WIDTH = (
     "\u200b",
