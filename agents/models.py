@@ -246,7 +246,9 @@ class Run(models.Model):
         verbose_name_plural = _("运行")
         indexes = [
             models.Index(fields=["agent", "-created_at"], name="run_agent_created"),
-            models.Index(fields=["thread", "created_at"], name="run_thread_created"),
+            # (thread, created_at) plus the id tie-breaker: the recent-turns read scans it
+            # backwards and compression forwards, both in the cursor's total order.
+            models.Index(fields=["thread", "created_at", "id"], name="run_thread_created"),
             models.Index(fields=["tenant", "owner", "-created_at"], name="run_owner_created"),
             models.Index(fields=["status", "started_at"], name="run_status_started"),
             models.Index(fields=["memory_state", "finished_at"], name="run_memory_state"),

@@ -73,6 +73,9 @@ def main() -> None:
         summary_upto_at=last.created_at, summary_upto_run_id=last.pk
     )
     thread.refresh_from_db()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")  # what autovacuum does on a live server
     scope = Scope(tenant_id=agent.tenant_id, agent_id=agent.pk, owner_id=owner_id)
 
     def once() -> float:

@@ -24,7 +24,8 @@ def remove_schedule(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0002_thread_compress_enqueued_at"),
+        ("memory", "0001_initial"),
+        ("agents", "0002_initial"),
         ("django_q", "0019_alter_task_options_alter_ormq_key_alter_ormq_lock_and_more"),
     ]
 
