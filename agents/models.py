@@ -134,11 +134,6 @@ class Provider(models.Model):
         return cost.quantize(Decimal("0.000001"))
 
 
-class AgentQuerySet(models.QuerySet["Agent"]):
-    def for_user(self, user: object) -> AgentQuerySet:
-        return self.filter(tenant__memberships__user=user)
-
-
 class Agent(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="agents")
     name = models.CharField(_("名称"), max_length=100)
@@ -159,8 +154,6 @@ class Agent(models.Model):
         _("产物归档到知识库"), default=False, help_text=_("开启后，运行产物会归档为知识库文档。")
     )
     created_at = models.DateTimeField(auto_now_add=True)
-
-    objects = AgentQuerySet.as_manager()
 
     class Meta:
         verbose_name = _("智能体")

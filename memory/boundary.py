@@ -7,11 +7,8 @@ the same untrusted-boundary idea with their own header and footer.
 
 from __future__ import annotations
 
-# Section titles, in render order (design v2 §1).
-CORE_TITLE = "[核心记忆]"
-THREAD_TITLE = "[本会话前情]"
-RECALL_TITLE = "[相关历史]"
-KB_TITLE = "[知识库检索结果]"
+# Marks the teacher's own message after the injected sections (render order, design v2 §1:
+# core, thread, recall, KB, then this).
 USER_TITLE = "[用户问题]"
 
 # L1 thread section, design v2 §2.2 (the header is one line; the design wraps it in print).

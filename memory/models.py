@@ -19,9 +19,6 @@ class ThreadQuerySet(models.QuerySet["Thread"]):
     def for_scope(self, *, tenant_id: int, agent_id: int, owner_id: int) -> ThreadQuerySet:
         return self.filter(tenant_id=tenant_id, agent_id=agent_id, owner_id=owner_id)
 
-    def active(self) -> ThreadQuerySet:
-        return self.filter(status=Thread.Status.ACTIVE)
-
 
 class Thread(models.Model):
     """A conversation (design v2 §2.1): its runs share a rolling summary and recent turns."""

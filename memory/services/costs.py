@@ -42,11 +42,3 @@ def _totals(run_filter: dict[str, Any], op_filter: dict[str, Any]) -> dict[str, 
 
 def thread_totals(*, thread: Thread) -> dict[str, Any]:
     return _totals({"thread_id": thread.pk}, {"thread_id": thread.pk})
-
-
-def agent_totals(*, agent_id: int) -> dict[str, Any]:
-    return _totals({"agent_id": agent_id}, {"agent_id": agent_id})
-
-
-def tenant_totals(*, tenant_id: int) -> dict[str, Any]:
-    return _totals({"tenant_id": tenant_id}, {"tenant_id": tenant_id})
