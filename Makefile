@@ -10,6 +10,8 @@ PORT ?= 8000
 
 help:
 	@echo "make run          start the demo (web on http://$(HOST):$(PORT) + memory worker)"
+	@echo "make serve        the production profile: gunicorn (WEB_PROCESSES x WEB_THREADS) + worker, DEBUG off"
+	@echo "make doctor       check this installation (database, worker, queue, providers, static files)"
 	@echo "make test         the test suite (SQLite; set DATABASE_URL=postgres://... for PostgreSQL)"
 	@echo "make test-browser the browser tests (headless Chromium), in their own invocation"
 	@echo "make quick        the fast tier only (no real cluster, no browser)"
@@ -36,6 +38,14 @@ migrate: venv
 run: migrate
 	@HOST=$(HOST) PORT=$(PORT) scripts/run.sh
 
+# The production profile (scripts/serve.sh): migrate, collectstatic, qcluster + gunicorn.
+serve: venv
+	@HOST=$(HOST) PORT=$(PORT) scripts/serve.sh
+
+# `manage.py doctor` in the environment `make serve` uses (its generated secret key).
+doctor: venv
+	@scripts/serve.sh manage doctor
+
 test: venv
 	$(PY) -m pytest -m "not browser and not slow_extra"
 
@@ -52,7 +62,7 @@ test-crash: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy agents memory web config
+	$(VENV)/bin/mypy agents memory web config ops
 	$(PY) manage.py makemigrations --check --dry-run
 
 bench: venv
@@ -64,4 +74,4 @@ bench: venv
 	$(PY) benchmarks/redline.py
 	$(PY) benchmarks/sanitizer.py
 
-.PHONY: help venv migrate run test test-browser test-crash quick lint bench
+.PHONY: help venv migrate run serve doctor test test-browser test-crash quick lint bench
