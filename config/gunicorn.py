@@ -24,3 +24,6 @@ errorlog = "-"
 # Let a reverse proxy on this host pass X-Forwarded-* (Django decides what to trust:
 # DJANGO_SECURE_PROXY_SSL_HEADER).
 forwarded_allow_ips = env_str("WEB_FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
+# gunicorn >= 25 opens a control socket at one fixed path per user; two servers on one
+# host (two installs, parallel tests) would take each other's. Not used here.
+control_socket_disable = True

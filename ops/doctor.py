@@ -26,7 +26,7 @@ from django.contrib.staticfiles.storage import ManifestFilesMixin, staticfiles_s
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
-from django_q.brokers import get_broker
+from django_q.brokers import Broker, get_broker
 from django_q.models import OrmQ
 from django_q.status import Stat
 
@@ -118,6 +118,21 @@ def _broker_label() -> str:
     return "ORM (the database)"
 
 
+def _redis_client() -> redis.Redis:
+    return redis.from_url(
+        settings.Q_BROKER_URL, socket_connect_timeout=PROBE_TIMEOUT, socket_timeout=PROBE_TIMEOUT
+    )
+
+
+def _broker() -> Broker:
+    """django-q2's broker, its Redis connection bounded in time (a black-holed Redis
+    would otherwise hold doctor for the system's TCP timeout)."""
+    broker = get_broker()
+    if settings.Q_BROKER_URL:
+        broker.connection = _redis_client()
+    return broker
+
+
 def check_broker() -> CheckResult:
     name = "queue broker"
     if not settings.Q_BROKER_URL:
@@ -131,9 +146,7 @@ def check_broker() -> CheckResult:
                 "the queue table lives in the database: fix the database first",
             )
         return CheckResult(name, True, _broker_label())
-    client = redis.from_url(
-        settings.Q_BROKER_URL, socket_connect_timeout=PROBE_TIMEOUT, socket_timeout=PROBE_TIMEOUT
-    )
+    client = _redis_client()
     try:
         client.ping()
         version = client.info("server").get("redis_version", "?")
@@ -152,7 +165,7 @@ def check_broker() -> CheckResult:
 def check_worker() -> CheckResult:
     """A django-q2 cluster wrote its heartbeat in the last few seconds."""
     name = "worker"
-    stats = Stat.get_all(broker=get_broker())
+    stats = Stat.get_all(broker=_broker())
     if not stats:
         where = (
             "Redis"
@@ -176,7 +189,7 @@ def check_worker() -> CheckResult:
 def check_queue_depth() -> CheckResult:
     """Tasks waiting, and (ORM broker) how long the oldest has waited."""
     name = "queue depth"
-    broker = get_broker()
+    broker = _broker()
     waiting = int(broker.queue_size() or 0)
     if settings.Q_BROKER_URL:
         return CheckResult(name, True, f"{waiting} waiting")

@@ -38,6 +38,13 @@ from tests.factories import Teacher, make_teacher
 pytestmark = [pytest.mark.slow, pytest.mark.cluster, pytest.mark.django_db(transaction=True)]
 
 
+@pytest.fixture(autouse=True)
+def _empty_queue() -> Iterator[None]:
+    """Leave no task behind: a Redis queue outlives the test database."""
+    yield
+    queue_purge()
+
+
 @pytest.fixture
 def school(transactional_db: None) -> Teacher:
     return make_teacher(tenant_name="集群学校", username="q")

@@ -7,6 +7,8 @@ the test database, on whichever broker the environment selects (tests/cluster.py
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from io import StringIO
 from pathlib import Path
 
@@ -19,7 +21,7 @@ from django.utils import timezone
 from django_q.models import OrmQ
 
 from ops.doctor import CheckResult, check_static_files, check_worker, doctor_run
-from tests.cluster import Cluster, wait_until
+from tests.cluster import ROOT, Cluster, child_env, wait_until
 from tests.factories import make_provider, make_teacher
 from tests.fakellm import FakeLLMServer, unused_port
 
@@ -187,3 +189,25 @@ def test_a_healthy_installation_passes_and_a_stopped_worker_is_noticed(
     # The heartbeat expires within seconds of the cluster's end.
     wait_until(lambda: not check_worker().ok, timeout=30, what="the heartbeat to expire")
     assert line(doctor(expect_exit=1), "worker").startswith("✗")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_unreachable_redis_broker_fails_fast_with_a_hint() -> None:
+    """A doctor process configured for a Redis nobody listens on (settings are read at
+    start, so it runs as its own process on the test database)."""
+    url = f"redis://:pw-Zq81@127.0.0.1:{unused_port()}/0"
+    # The timeout is the test of "fast": probes are bounded (ops.doctor.PROBE_TIMEOUT).
+    result = subprocess.run(
+        [sys.executable, "manage.py", "doctor"],
+        cwd=ROOT,
+        env=child_env(Q_BROKER_URL=url),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1
+    broker = line(result.stdout, "queue broker")
+    assert broker.startswith("✗") and "Q_BROKER_URL" in broker
+    assert line(result.stdout, "worker").startswith("✗")
+    assert "pw-Zq81" not in result.stdout + result.stderr  # the URL's password

@@ -5,6 +5,7 @@ Exits 1 if any check fails, so it can gate a deploy or feed a monitor.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from django.core.management.base import BaseCommand
@@ -14,15 +15,21 @@ from ops.doctor import doctor_run
 OK, FAILED = "✓", "✗"
 
 
+def _width(text: str) -> int:
+    """Columns a terminal gives ``text``: CJK characters take two."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
 class Command(BaseCommand):
     help = "Check the database, queue, worker, providers, tokenizer, static files, time zone."
 
     def handle(self, *args: Any, **options: Any) -> None:
         results = doctor_run()
-        width = max(len(result.name) for result in results)
+        width = max(_width(result.name) for result in results)
         for result in results:
             mark = OK if result.ok else FAILED
-            line = f"{mark} {result.name.ljust(width)}  {result.detail}"
+            padding = " " * (width - _width(result.name))
+            line = f"{mark} {result.name}{padding}  {result.detail}"
             self.stdout.write(line if result.ok else self.style.ERROR(line))
             if not result.ok and result.hint:
                 self.stdout.write(f"  {' ' * width}  → {result.hint}")
