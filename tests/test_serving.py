@@ -31,13 +31,16 @@ HASHED_CSS = re.compile(r'href="(/static/web/common\.[0-9a-f]{12}\.css)"')
 
 
 def production_env(static_root: Path, **extra: str) -> dict[str, str]:
-    return child_env(
+    env = child_env(
         DJANGO_DEBUG="0",
         DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
         DJANGO_STATIC_ROOT=str(static_root),
         **extra,
     )
+    # pytest-django's live_server sets it in this process; a server never has it.
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    return env
 
 
 def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
