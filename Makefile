@@ -15,7 +15,7 @@ help:
 	@echo "make test         the test suite (SQLite; set DATABASE_URL=postgres://... for PostgreSQL)"
 	@echo "make test-browser the browser tests (headless Chromium), in their own invocation"
 	@echo "make quick        the fast tier only (no real cluster, no browser)"
-	@echo "make test-crash   10 more SIGKILL crash trials of the memory worker"
+	@echo "make test-crash   15 more SIGKILL crash trials of the memory worker (5 with 4 workers)"
 	@echo "make lint         ruff, mypy, makemigrations --check"
 	@echo "make bench        the benchmarks in benchmarks/"
 
@@ -55,7 +55,8 @@ test-browser: venv
 quick: venv
 	$(PY) -m pytest -m "not slow and not browser"
 
-# More SIGKILL crash trials of the memory worker (10 beyond the 5 in `make test`).
+# More SIGKILL crash trials of the memory worker: 10 with one worker, every fault point
+# with 4 workers (beyond the 5 + 2 in `make test`).
 test-crash: venv
 	$(PY) -m pytest -m slow_extra tests/memory/test_cluster.py
 

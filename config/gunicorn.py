@@ -10,7 +10,10 @@ from config.env import env_int, env_str
 
 wsgi_app = "config.wsgi:application"
 worker_class = "gthread"
-workers = env_int("WEB_PROCESSES", 2, minimum=1)
+# Several processes want PostgreSQL; on SQLite one process (with its threads) is the
+# default, as SQLite takes one writer at a time anyway.
+_postgres = env_str("DATABASE_URL", "").startswith(("postgres", "pgsql"))
+workers = env_int("WEB_PROCESSES", 2 if _postgres else 1, minimum=1)
 threads = env_int("WEB_THREADS", 8, minimum=1)
 bind = [env_str("WEB_BIND", "127.0.0.1:8000")]
 # A worker silent this long is restarted. gthread workers stay responsive while their

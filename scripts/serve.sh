@@ -32,18 +32,25 @@ fi
 "$PY" manage.py migrate --noinput
 "$PY" manage.py collectstatic --noinput --verbosity 0
 
-"$PY" manage.py qcluster >>"${QCLUSTER_LOG:-.qcluster.log}" 2>&1 &
+# Its own process group: a Ctrl-C (SIGINT to the whole foreground group) must reach only
+# the cluster's main process, which then stops its sentinel and workers in order. When
+# they get the signal at the same moment, django-q2's main process can block forever on
+# the stop event the dying sentinel held.
+setsid "$PY" manage.py qcluster >>"${QCLUSTER_LOG:-.qcluster.log}" 2>&1 &
 worker=$!
 web=""
 stop() {
   trap - EXIT INT TERM
   [ -n "$web" ] && kill -TERM "$web" 2>/dev/null || true
   kill -TERM "$worker" 2>/dev/null || true
+  for _ in $(seq 300); do kill -0 "$worker" 2>/dev/null || break; sleep 0.1; done
+  # Still there after 30 s: end its group (sentinel, workers); the sweeper redoes any job.
+  kill -KILL -- "-$worker" 2>/dev/null || true
   wait 2>/dev/null || true
 }
 trap stop EXIT INT TERM
 
-echo "serve: http://$WEB_BIND  (gunicorn ${WEB_PROCESSES:-2} x ${WEB_THREADS:-8} threads;" \
+echo "serve: http://$WEB_BIND  (gunicorn: config/gunicorn.py, WEB_PROCESSES x WEB_THREADS;" \
   "memory worker pid $worker with ${Q_WORKERS:-1} worker(s), log ${QCLUSTER_LOG:-.qcluster.log})"
 echo "serve: check it with: make doctor"
 "$GUNICORN" -c config/gunicorn.py &
