@@ -10,10 +10,12 @@ PORT ?= 8000
 
 help:
 	@echo "make run          start the demo (web on http://$(HOST):$(PORT) + memory worker)"
+	@echo "make serve        the production profile: gunicorn (WEB_PROCESSES x WEB_THREADS) + worker, DEBUG off"
+	@echo "make doctor       check this installation (database, worker, queue, providers, static files)"
 	@echo "make test         the test suite (SQLite; set DATABASE_URL=postgres://... for PostgreSQL)"
 	@echo "make test-browser the browser tests (headless Chromium), in their own invocation"
 	@echo "make quick        the fast tier only (no real cluster, no browser)"
-	@echo "make test-crash   10 more SIGKILL crash trials of the memory worker"
+	@echo "make test-crash   15 more SIGKILL crash trials of the memory worker (5 with 4 workers)"
 	@echo "make lint         ruff, mypy, makemigrations --check"
 	@echo "make bench        the benchmarks in benchmarks/"
 
@@ -36,6 +38,14 @@ migrate: venv
 run: migrate
 	@HOST=$(HOST) PORT=$(PORT) scripts/run.sh
 
+# The production profile (scripts/serve.sh): migrate, collectstatic, qcluster + gunicorn.
+serve: venv
+	@HOST=$(HOST) PORT=$(PORT) scripts/serve.sh
+
+# `manage.py doctor` in the environment `make serve` uses (its generated secret key).
+doctor: venv
+	@scripts/serve.sh manage doctor
+
 test: venv
 	$(PY) -m pytest -m "not browser and not slow_extra"
 
@@ -45,14 +55,15 @@ test-browser: venv
 quick: venv
 	$(PY) -m pytest -m "not slow and not browser"
 
-# More SIGKILL crash trials of the memory worker (10 beyond the 5 in `make test`).
+# More SIGKILL crash trials of the memory worker: 10 with one worker, every fault point
+# with 4 workers (beyond the 5 + 2 in `make test`).
 test-crash: venv
 	$(PY) -m pytest -m slow_extra tests/memory/test_cluster.py
 
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy agents memory web config
+	$(VENV)/bin/mypy agents memory web config ops
 	$(PY) manage.py makemigrations --check --dry-run
 
 bench: venv
@@ -64,4 +75,4 @@ bench: venv
 	$(PY) benchmarks/redline.py
 	$(PY) benchmarks/sanitizer.py
 
-.PHONY: help venv migrate run test test-browser test-crash quick lint bench
+.PHONY: help venv migrate run serve doctor test test-browser test-crash quick lint bench

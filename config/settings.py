@@ -31,18 +31,45 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
+# --- Security (HTTPS) ----------------------------------------------------------------------
+# DJANGO_SECURE=1 when teachers reach the site over HTTPS: HSTS, secure cookies and a
+# redirect of plain HTTP. It is a switch, not implied by DEBUG=0, because a school server
+# may be reached over plain HTTP on the school LAN, where a redirect to HTTPS would lock
+# everyone out. With DJANGO_SECURE=1, `manage.py check --deploy --fail-level WARNING`
+# is clean. Behind a TLS-terminating proxy (nginx, Caddy, a load balancer) the app sees
+# plain HTTP: set DJANGO_SECURE_PROXY_SSL_HEADER=1 so that Django trusts the proxy's
+# X-Forwarded-Proto (only when the proxy sets it and strips a client's own, else a client
+# could claim HTTPS), or the redirect would loop.
+SECURE = env_bool("DJANGO_SECURE", False)
+if env_bool("DJANGO_SECURE_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+if SECURE:
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    # HSTS is a promise browsers keep for this long: lower it (e.g. 3600) for a first trial.
+    SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31_536_000, minimum=1)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
+    # Preloading into browsers is for a school's own domain owners to decide; off by
+    # default, so its check (W021) is silenced unless an operator turns it on.
+    SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
+    SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    # Before staticfiles: runserver then serves static files the way WhiteNoise does.
+    "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_q",
+    "ops",
     "agents",
     "memory",
     "web",
@@ -50,6 +77,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files from the app itself (no web server in front needed); right after
+    # SecurityMiddleware so that static responses get its headers too.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -100,9 +130,24 @@ TIME_ZONE = env_str("DJANGO_TIME_ZONE", "Asia/Shanghai")
 USE_I18N = True
 USE_TZ = True
 
+# --- Static files ----------------------------------------------------------------------------
+# Served by WhiteNoise in every process. In production (DEBUG off) `collectstatic` writes
+# compressed copies under hashed names (cached for a year by browsers) and a manifest;
+# the manifest storage then refuses to render a page whose static file was not collected,
+# so `make serve` collects first and `manage.py doctor` checks it. With DEBUG on (and in
+# tests) the plain storage serves the source files, no collectstatic needed.
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Relative to the project folder unless absolute.
+STATIC_ROOT = BASE_DIR / env_str("DJANGO_STATIC_ROOT", "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
 
 REST_FRAMEWORK = {
     # Token first: an anonymous request then gets 401 with WWW-Authenticate, not 403.
@@ -182,15 +227,33 @@ Q_QUEUE_LIMIT = env_int("Q_QUEUE_LIMIT", 4, minimum=1)
 # A task not acknowledged after `retry` seconds is delivered again. It must exceed
 # (queue_limit + 2) x timeout, else a slow but healthy task runs twice concurrently.
 Q_RETRY = (Q_QUEUE_LIMIT + 2) * Q_TIMEOUT + 60
-Q_CLUSTER = {
-    "name": "agent-memory",
-    # One worker: memory jobs are serialised (design v2 §2.1). Correctness does not rest
-    # on it (compare-and-set cursor, unique keys), it only keeps SQLite writes calm.
-    "workers": 1,
-    # The ORM broker writes the queue row through the default connection, so a job is
-    # enqueued in the same transaction that finishes its run and commits or rolls back
-    # with it.
-    "orm": "default",
+# One worker by default: memory jobs are serialised (design v2 §2.1), which keeps SQLite
+# writes calm (one writer besides the web process). Correctness does not rest on it: the
+# compare-and-set summary cursor and the unique keys on what a job writes make jobs of
+# one thread safe to run side by side (tests/memory/test_cluster.py runs with 4). Raise
+# it on PostgreSQL when the memory lag grows under load.
+Q_WORKERS = env_int("Q_WORKERS", 1, minimum=1)
+# Separate names keep separate queues and heartbeats on one broker (one Redis for two
+# installs, or parallel test runs).
+Q_NAME = env_str("Q_NAME", "agent-memory")
+# The broker. Unset: the ORM broker, whose queue row is written through the default
+# connection, so a job is enqueued in the same transaction that finishes its run and
+# commits or rolls back with it (exactly the runs that committed have a job).
+# Q_BROKER_URL=redis://host:6379/0: Redis, for less polling load on the database. Redis
+# cannot join a database transaction, so memory/services/jobs.py enqueues on commit
+# (transaction.on_commit): a job is never pushed for a run that rolled back, nor seen by
+# the worker before its run is visible. The price is an at-most-once window: a process
+# killed between the commit and the push, a Redis that is down at that moment, or a
+# worker killed after popping a task (Redis has no acknowledgement, so no redelivery)
+# leaves a finished run without a job. The sweeper (memory_sweep, every 5 minutes)
+# re-enqueues every run whose memory job has not completed after
+# MEMORY_JOB_STALE_AFTER_SECONDS, so such a run's memory is late, never lost.
+Q_BROKER_URL = env_str("Q_BROKER_URL", "")
+if Q_BROKER_URL and not Q_BROKER_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured("Q_BROKER_URL must be a redis://, rediss:// or unix:// URL")
+Q_CLUSTER: dict[str, object] = {
+    "name": Q_NAME,
+    "workers": Q_WORKERS,
     "timeout": Q_TIMEOUT,
     "queue_limit": Q_QUEUE_LIMIT,
     "retry": Q_RETRY,
@@ -205,6 +268,23 @@ Q_CLUSTER = {
     "poll": 0.5,
     "sync": env_bool("Q_SYNC", False),
     "label": "任务队列",
+    # The cluster's heartbeat (django_q.status.Stat): with Redis it lives in Redis; with
+    # the ORM broker in this cache, which must be shared between processes so that
+    # `manage.py doctor` and the admin see a worker that runs elsewhere.
+    "cache": "django_q",
+}
+if Q_BROKER_URL:
+    Q_CLUSTER["redis"] = Q_BROKER_URL
+else:
+    Q_CLUSTER["orm"] = "default"
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # Files, not the database: the heartbeat is written twice a second and has no place
+    # among the database's writes (SQLite has one writer). One host, as the processes are.
+    "django_q": {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(BASE_DIR / env_str("Q_STAT_DIR", ".cache/django-q")),
+    },
 }
 
 LOGGING = {

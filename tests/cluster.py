@@ -2,6 +2,11 @@
 
 The test process runs on config.settings_test (sync mode); everything here starts
 separate processes on config.settings with Q_SYNC=0, sharing the test database.
+
+The broker follows the environment, as in production: unset Q_BROKER_URL is the ORM
+broker; ``Q_BROKER_URL=redis://127.0.0.1:6379/<db> pytest -m cluster`` runs the same
+tests on Redis. The children inherit Q_BROKER_URL and this pytest process's own Q_NAME
+(config/settings_test.py), so test and children see one queue that no other run shares.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
+from django_q.brokers import get_broker
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,12 +61,27 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
-class Cluster:
-    """A ``manage.py qcluster`` process group."""
+def broker_kind() -> str:
+    return "redis" if settings.Q_BROKER_URL else "orm"
 
-    def __init__(self, log_path: Path, **env: str) -> None:
+
+def queue_size() -> int:
+    """Tasks waiting in the broker (not yet taken by a worker)."""
+    return int(get_broker().queue_size() or 0)
+
+
+def queue_purge() -> None:
+    """Lose every queued task, as a flushed broker would."""
+    get_broker().purge_queue()
+
+
+class Cluster:
+    """A ``manage.py qcluster`` process group with ``workers`` worker processes."""
+
+    def __init__(self, log_path: Path, *, workers: int = 1, **env: str) -> None:
         self.log_path = log_path
-        self.env = child_env(**env)
+        self.workers = workers
+        self.env = child_env(Q_WORKERS=str(workers), **env)
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Cluster:

@@ -1,10 +1,11 @@
 """The background memory job of a finished run (DESIGN.md "Write path").
 
 ``after_run_enqueue`` is called inside the transaction that finishes the run, so the
-queue row (django-q2 ORM broker) commits or rolls back with it. The task carries only
-the run id; ``after_run_process`` loads rows and does, in order: recall upsert, rolling
-compression, candidate extraction, knowledge-base archiving. Every step is idempotent,
-so a redelivered or duplicated job changes nothing.
+queue row (django-q2 ORM broker) commits or rolls back with it (with Redis as the broker
+it is pushed on commit, and the sweeper covers a push that never happened). The task
+carries only the run id; ``after_run_process`` loads rows and does, in order: recall
+upsert, rolling compression, candidate extraction, knowledge-base archiving. Every step
+is idempotent, so a redelivered or duplicated job changes nothing.
 """
 
 from __future__ import annotations
@@ -29,12 +30,21 @@ TASK_COMPRESS_THREAD = "memory.tasks.compress_thread"
 
 
 def _enqueue(func: str, *args: object, name: str) -> None:
+    def send() -> None:
+        async_task(func, *args, task_name=name, group="memory")
+
     if settings.Q_CLUSTER.get("sync"):
         # Sync mode runs the task inline; run it after commit so that the job still
         # never executes (or calls an LLM) inside the finishing transaction.
-        transaction.on_commit(lambda: async_task(func, *args, task_name=name, group="memory"))
+        transaction.on_commit(send)
+    elif "orm" in settings.Q_CLUSTER:
+        # ORM broker: the queue row is part of the finishing transaction.
+        send()
     else:
-        async_task(func, *args, task_name=name, group="memory")
+        # Redis cannot join the transaction: push after commit. A failed push is logged,
+        # never raised into a request whose run has committed; the sweeper re-enqueues
+        # it (config/settings.py, Q_BROKER_URL, explains the window).
+        transaction.on_commit(send, robust=True)
 
 
 def after_run_enqueue(*, run_id: int) -> None:

@@ -1,7 +1,9 @@
 """The memory pipeline with a real qcluster process (file SQLite or PostgreSQL).
 
 Runs are finished by separate driver processes running the server's settings, so each
-job travels through the ORM broker to the cluster exactly as in production.
+job travels through the broker to the cluster exactly as in production: the ORM broker,
+or Redis when Q_BROKER_URL is set (tests/cluster.py). The ordering and crash tests also
+run with 4 workers: correctness never rests on there being one (DESIGN.md "Write path").
 """
 
 from __future__ import annotations
@@ -14,22 +16,33 @@ from pathlib import Path
 
 import pytest
 from django.utils import timezone
+from django_q.brokers import get_broker
 from django_q.models import OrmQ
 
 from agents.models import Run
 from memory.models import RecallEntry, RecallScope, Thread
 from tests.cluster import (
     Cluster,
+    broker_kind,
     drive,
     finish,
     finish_manage,
     manage,
     manage_async,
+    queue_purge,
+    queue_size,
     wait_until,
 )
 from tests.factories import Teacher, make_teacher
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(autouse=True)
+def _empty_queue() -> Iterator[None]:
+    """Leave no task behind: a Redis queue outlives the test database."""
+    yield
+    queue_purge()
 
 
 @pytest.fixture
@@ -77,9 +90,18 @@ def caught_up(thread_ids: list[str]) -> bool:
     )
 
 
+@pytest.mark.parametrize("workers", [1, 4], ids=["1-worker", "4-workers"])
 def test_two_threads_from_four_processes_fold_every_run_once_in_order(
-    school: Teacher, cluster: Cluster
+    school: Teacher, tmp_path: Path, workers: int
 ) -> None:
+    cluster = Cluster(tmp_path / "qcluster.log", workers=workers).start()
+    try:
+        _fold_two_threads_from_four_processes(school, cluster)
+    finally:
+        cluster.stop()
+
+
+def _fold_two_threads_from_four_processes(school: Teacher, cluster: Cluster) -> None:
     agent, owner = school.agent.pk, school.user.pk
     seeds = [
         finish(drive(agent_id=agent, owner_id=owner, count=1, new_thread=True)) for _ in range(2)
@@ -109,10 +131,14 @@ FAULT_POINTS = [
 ]
 
 
-def _kill_trial(school: Teacher, tmp_path: Path, point: str, trial: int) -> None:
+def _kill_trial(
+    school: Teacher, tmp_path: Path, point: str, trial: int, *, workers: int = 1
+) -> None:
     faults = tmp_path / f"faults-{trial}"
     faults.mkdir()
-    cluster = Cluster(tmp_path / f"qcluster-{trial}.log", MEMORY_FAULT_DIR=str(faults))
+    cluster = Cluster(
+        tmp_path / f"qcluster-{trial}.log", workers=workers, MEMORY_FAULT_DIR=str(faults)
+    )
     agent, owner = school.agent.pk, school.user.pk
     # Three runs with the cluster down: their jobs wait in the queue.
     seed = finish(drive(agent_id=agent, owner_id=owner, count=3, new_thread=True))
@@ -147,6 +173,23 @@ def test_sigkill_more_trials(school: Teacher, tmp_path: Path, trial: int) -> Non
     _kill_trial(school, tmp_path, FAULT_POINTS[trial % len(FAULT_POINTS)], trial)
 
 
+# With 4 workers the three queued jobs of one thread run side by side, so the kill lands
+# while other jobs of the same thread race for its cursor. Two fault points in the
+# default suite (after the LLM call, before the commit: the widest race windows), all
+# five with `make test-crash`.
+@pytest.mark.parametrize("point", ["compress.after_llm", "compress.before_commit"])
+def test_sigkill_with_four_workers_never_skips_or_double_counts(
+    school: Teacher, tmp_path: Path, point: str
+) -> None:
+    _kill_trial(school, tmp_path, point, FAULT_POINTS.index(point), workers=4)
+
+
+@pytest.mark.parametrize("point", FAULT_POINTS)
+@pytest.mark.slow_extra
+def test_sigkill_with_four_workers_all_points(school: Teacher, tmp_path: Path, point: str) -> None:
+    _kill_trial(school, tmp_path, point, FAULT_POINTS.index(point), workers=4)
+
+
 def test_eight_processes_fifty_runs_each_lose_no_job(school: Teacher, cluster: Cluster) -> None:
     agent, owner = school.agent.pk, school.user.pk
     procs = [
@@ -178,7 +221,7 @@ def test_restart_with_pending_work_on_fifty_threads(school: Teacher, tmp_path: P
     ]
     threads = [str(t) for proc in procs for t in finish(proc)["thread_ids"]]
     assert len(set(threads)) == 50
-    OrmQ.objects.all().delete()
+    queue_purge()
     Run.objects.update(memory_enqueued_at=timezone.now() - timedelta(hours=1))
     assert Run.objects.exclude(memory_state="done").count() == 150
 
@@ -187,10 +230,10 @@ def test_restart_with_pending_work_on_fifty_threads(school: Teacher, tmp_path: P
     reports = [json.loads(finish_manage(sweep)) for sweep in sweeps]
     assert sum(r["runs_reenqueued"] for r in reports) == 150
     assert sum(r["threads_reenqueued"] for r in reports) == 0  # their runs carry the work
-    assert OrmQ.objects.count() == 150
+    assert queue_size() == 150
     again = json.loads(manage("memory_sweep"))
     assert again == {"stale_runs_failed": 0, "runs_reenqueued": 0, "threads_reenqueued": 0}
-    assert OrmQ.objects.count() == 150
+    assert queue_size() == 150
 
     cluster = Cluster(tmp_path / "qcluster.log").start()
     try:
@@ -198,3 +241,12 @@ def test_restart_with_pending_work_on_fifty_threads(school: Teacher, tmp_path: P
     finally:
         cluster.stop()
     assert_threads_exact(threads)
+
+
+def test_the_queue_is_on_the_broker_the_environment_names(school: Teacher, tmp_path: Path) -> None:
+    """Q_BROKER_URL set: the jobs of runs finished elsewhere wait in Redis, not the ORM."""
+    finish(drive(agent_id=school.agent.pk, owner_id=school.user.pk, count=2, new_thread=True))
+    expected = "Redis" if broker_kind() == "redis" else "ORM"
+    assert type(get_broker()).__name__ == expected
+    assert queue_size() == 2
+    assert OrmQ.objects.count() == (2 if expected == "ORM" else 0)
