@@ -87,7 +87,7 @@ HOSTILE = f"""# 恶意输出
 
 <iframe src="http://{REMOTE}/frame"></iframe>
 
-<math><mtext><table><mglyph><style><img src=x onerror="window.__pwned='mxss'"></style></mglyph></table></mtext></math>
+<math><mtext><table><mglyph><style><img src=x onerror="window.__pwned='mxss'">
 
 <details open ontoggle="window.__pwned='details'">x</details>
 
@@ -260,8 +260,12 @@ def test_hostile_output_executes_nothing_and_fetches_nothing(
     # Only the stream, the thread list and KaTeX's own fonts were asked for.
     after = [urlsplit(url).path for url in requests[before:]]
     assert all(p.startswith(("/api/", "/static/vendor/katex/fonts/")) for p in after), after
-    # The sanitiser alone stopped it all: the CSP (the second line) saw nothing to block.
-    assert page.evaluate("window.__csp") == []
+    # The CSP (the second line) saw no load to block: the sanitiser had stopped them all.
+    # Chromium does report inline handlers and <style> met while DOMPurify parses the
+    # dirty HTML in its inert document (it inherits the page's policy; nothing runs there,
+    # and the rendered bubble has neither, as checked below).
+    directives = {entry.split(" ")[0] for entry in page.evaluate("window.__csp")}
+    assert directives <= {"script-src-attr", "style-src-elem"}, directives
 
     dom = body.evaluate(
         """body => ({
