@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from functools import cache
-from html.parser import HTMLParser
 from typing import Literal
 from urllib.parse import quote
 
@@ -72,9 +71,11 @@ class ExportFile:
 def markdown_parser() -> MarkdownIt:
     """CommonMark + tables + strikethrough + the chat page's four math delimiters.
 
-    ``breaks``: a model's single newlines are line breaks, as on the chat page.
+    As on the chat page: a model's single newlines are line breaks, and raw HTML is text
+    (only ``<br>`` breaks a line).
     """
-    md = MarkdownIt("commonmark", {"breaks": True, "html": True}).enable(["table", "strikethrough"])
+    md = MarkdownIt("commonmark", {"breaks": True, "html": False})
+    md.enable(["table", "strikethrough"])
     dollarmath_plugin(md, allow_space=False, allow_digits=False, double_inline=True)
     # texmath's bracket rules under their own names: dollarmath already owns "math_inline".
     for rule in rules["brackets"]["inline"]:
@@ -136,25 +137,7 @@ def _set_base_fonts(document: DocumentObject) -> None:
         rpr.get_or_add_rFonts().set(qn("w:eastAsia"), EAST_ASIAN_FONT)
 
 
-class _TextOnly(HTMLParser):
-    """The text of an HTML fragment (a model's raw HTML is never copied into Word)."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-
-    def handle_data(self, data: str) -> None:
-        self.parts.append(data)
-
-
-def _html_text(fragment: str) -> str:
-    parser = _TextOnly()
-    parser.feed(fragment)
-    parser.close()
-    return "".join(parser.parts)
-
-
-_BR = re.compile(r"^<br\s*/?>$", re.I)
+_BR = re.compile(r"<br\s*/?>", re.I)
 
 
 @dataclass
@@ -215,10 +198,6 @@ class _Writer:
                 continue
             elif kind == "hr":
                 self._rule()
-            elif kind == "html_block":
-                text = _html_text(token.content).strip()
-                if text:
-                    self._paragraph().add_run(text)
             index += 1
 
     def _paragraph(self) -> Paragraph:
@@ -329,7 +308,11 @@ class _Writer:
         for child in children:
             kind = child.type
             if kind == "text":
-                self._text_run(paragraph, child.content, marks)
+                for number, part in enumerate(_BR.split(child.content)):
+                    if number:
+                        paragraph.add_run().add_break(WD_BREAK.LINE)
+                    if part:
+                        self._text_run(paragraph, part, marks)
             elif kind == "softbreak" or kind == "hardbreak":
                 paragraph.add_run().add_break(WD_BREAK.LINE)
             elif kind == "strong_open":
@@ -359,8 +342,6 @@ class _Writer:
             elif kind == "image":
                 # Never fetched: the alt text stands in for the picture.
                 self._text_run(paragraph, f"[图片：{child.content or '无说明'}]", marks)
-            elif kind == "html_inline" and _BR.match(child.content.strip()):
-                paragraph.add_run().add_break(WD_BREAK.LINE)
 
     def _text_run(self, paragraph: Paragraph, text: str, marks: _Marks) -> Run:
         run = paragraph.add_run(text)

@@ -3,9 +3,12 @@
  * lists and code) with math by KaTeX, sanitised, re-rendered while the answer streams.
  *
  * Model output is untrusted. The pipeline:
- *   1. markdown-it turns the text into HTML; math becomes placeholders holding the TeX as
- *      escaped text (@mdit/plugin-tex: $…$, $$…$$, \(…\), \[…\]); images become their alt
- *      text, so nothing the model wrote can make the browser fetch anything.
+ *   1. markdown-it turns the text into HTML. Raw HTML in the text is shown as text (only
+ *      `<br>` becomes a line break, as models write it in table cells): an unclosed
+ *      <style> or <math> could otherwise swallow the rest of an answer. Math becomes
+ *      placeholders holding the TeX as escaped text (@mdit/plugin-tex: $…$, $$…$$, \(…\),
+ *      \[…\]); images become their alt text, so nothing the model wrote can make the
+ *      browser fetch anything.
  *   2. DOMPurify cleans that HTML with a short allowlist (no script, no event handlers, no
  *      style except table alignment, links only to http(s)/mailto, no images, no SVG), in
  *      an inert document, and returns a DOM fragment.
@@ -29,6 +32,7 @@
   var CLASS_OK = /^(md-math|md-math-display|md-image|language-[A-Za-z0-9_+#-]{1,30})$/;
   var ALIGN_OK = /^text-align:\s*(left|center|right);?$/;
   var URL_OK = /^(?:https?:|mailto:)/i;
+  var BR_ESCAPED = /&lt;br\s*\/?&gt;/gi;
 
   var KATEX_OPTIONS = {
     throwOnError: true,
@@ -113,7 +117,10 @@
   }
 
   function createMarkdown(strings) {
-    var md = window.markdownit({ html: true, linkify: true, breaks: true, typographer: false });
+    var md = window.markdownit({ html: false, linkify: true, breaks: true, typographer: false });
+    md.renderer.rules.text = function (tokens, idx) {
+      return escapeHtml(tokens[idx].content).replace(BR_ESCAPED, "<br>");
+    };
     md.use(window.mdItPluginTex.tex, {
       delimiters: "all",
       render: function (content, displayMode) { return mathPlaceholder(content, displayMode); },

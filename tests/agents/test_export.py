@@ -171,6 +171,10 @@ a^2+b^2=c^2
 
 > 引用 ~~删除~~
 
+| 单元格 | 换<br>行 |
+|---|---|
+| a | b |
+
 ```
 code line 1
 code line 2
@@ -195,10 +199,11 @@ def test_converter_keeps_structure_bold_numbering_and_formulas() -> None:
     assert by_text["内层"] == "List Bullet 2"
     assert by_text["引用 删除"] == "Quote"
     assert "code line 1\ncode line 2" in by_text
-    assert tables == [[["项目", "分值"], ["选择", "30"]]]
+    assert tables == [[["项目", "分值"], ["选择", "30"]], [["单元格", "换\n行"], ["a", "b"]]]
     last = paragraphs[-1][1]
     assert "[图片：远程图]" in last and "（https://example.org/a）" in last
-    assert "<script>" not in last  # raw HTML never reaches Word as markup
+    # A model's raw HTML is text, as on the chat page (Word escapes it; nothing is markup).
+    assert "<script>alert(1)</script>" in last
 
     bold = [r.text for p in document.paragraphs for r in p.runs if r.bold]
     assert "说明" in bold
