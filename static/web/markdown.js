@@ -14,8 +14,9 @@
  *      an inert document, and returns a DOM fragment.
  *   3. Each placeholder is typeset by KaTeX (trust: false, sizes and macro expansion
  *      capped) and that markup passes a second DOMPurify with KaTeX's profile.
- *   4. The fragment is patched into the bubble block by block: blocks that did not change
- *      are left alone, so a long answer does not flicker while it streams.
+ *   4. This is done block by block: a top-level block whose HTML did not change since the
+ *      last render is left alone, so a long answer neither flickers nor costs more to
+ *      re-render as it streams.
  * While streaming, a formula whose closing delimiter has not arrived yet is held back
  * (a small "formula coming" mark is shown instead of half a formula or a KaTeX error).
  */
@@ -29,7 +30,7 @@
   ];
   var MD_ATTRS = ["href", "title", "start", "class", "style", "colspan", "rowspan"];
   // Classes the renderer itself sets; a model's own class names could mimic the page.
-  var CLASS_OK = /^(md-math|md-math-display|md-image|language-[A-Za-z0-9_+#-]{1,30})$/;
+  var CLASS_OK = /^(md-math|md-math-display|md-image|md-pending|language-[A-Za-z0-9_+#-]{1,30})$/;
   var ALIGN_OK = /^text-align:\s*(left|center|right);?$/;
   var URL_OK = /^(?:https?:|mailto:)/i;
   var BR_ESCAPED = /&lt;br\s*\/?&gt;/gi;
@@ -77,13 +78,17 @@
     ALLOW_DATA_ATTR: false,
     ALLOW_ARIA_ATTR: false,
     ALLOWED_URI_REGEXP: URL_OK,
+    // DOMPurify checks every other attribute's value against the URI pattern too.
+    ADD_URI_SAFE_ATTR: ["start", "colspan", "rowspan"],
     RETURN_DOM_FRAGMENT: true,
   };
   var TEX_CONFIG = {
     USE_PROFILES: { html: true, svg: true, mathMl: true },
     ADD_TAGS: ["semantics", "annotation"],
-    ALLOWED_URI_REGEXP: /^$/,
   };
+  // Set once: sanitize() would otherwise parse its configuration again on every call.
+  mdPurify.setConfig(MD_CONFIG);
+  texPurify.setConfig(TEX_CONFIG);
 
   // -- markdown-it ------------------------------------------------------------------------
   function escapeHtml(text) {
@@ -149,7 +154,10 @@
     var result;
     try {
       var options = Object.assign({}, KATEX_OPTIONS, { displayMode: display });
-      result = { html: texPurify.sanitize(window.katex.renderToString(tex, options), TEX_CONFIG) };
+      // Parsed once into an inert <template>; every later use is a cheap clone.
+      var template = document.createElement("template");
+      template.innerHTML = texPurify.sanitize(window.katex.renderToString(tex, options));
+      result = { template: template };
     } catch (err) {
       result = { error: String((err && err.message) || err) };
     }
@@ -164,8 +172,9 @@
       var tex = node.textContent;
       var display = node.classList.contains("md-math-display");
       var result = typeset(tex, display);
-      if (result.html !== undefined) {
-        node.innerHTML = result.html; // DOMPurify's output (KaTeX profile)
+      if (result.template !== undefined) {
+        node.textContent = "";
+        node.appendChild(result.template.content.cloneNode(true)); // DOMPurify's output
         node.setAttribute("data-tex", tex);
       } else {
         // A formula KaTeX cannot read: its source, readable, instead of a red error.
@@ -246,15 +255,33 @@
     return open ? open.at : -1;
   }
 
-  // -- patching the bubble -----------------------------------------------------------------
-  function patch(container, fragment) {
-    var next = Array.prototype.slice.call(fragment.childNodes);
-    for (var i = 0; i < next.length; i++) {
-      var old = container.childNodes[i];
-      if (!old) container.appendChild(next[i]);
-      else if (!old.isEqualNode(next[i])) container.replaceChild(next[i], old);
-    }
-    while (container.childNodes.length > next.length) container.removeChild(container.lastChild);
+  // -- rendering block by block ---------------------------------------------------------------
+  /*
+   * The text is parsed whole (references and lists need the whole text), then each
+   * top-level block is rendered to HTML on its own. A block whose HTML did not change since
+   * the last render keeps its DOM: while an answer streams, only the last block or two are
+   * sanitised and typeset again, and nothing above them flickers or re-lays out.
+   */
+  function topLevelBlocks(tokens) {
+    var blocks = [];
+    var depth = 0;
+    var current = null;
+    tokens.forEach(function (token) {
+      if (depth === 0) { current = []; blocks.push(current); }
+      current.push(token);
+      depth += token.nesting;
+    });
+    return blocks;
+  }
+
+  function blockNode(html) {
+    var wrapper = document.createElement("div");
+    wrapper.className = "md-block";
+    var fragment = mdPurify.sanitize(html);
+    typesetAll(fragment);
+    wrapper.appendChild(fragment);
+    wrapper.mdSource = html;
+    return wrapper;
   }
 
   function Renderer(strings) {
@@ -270,15 +297,24 @@
       var cut = openMathStart(text);
       if (cut >= 0) { text = text.slice(0, cut); pending = true; }
     }
-    var fragment = mdPurify.sanitize(this.md.render(text), MD_CONFIG);
-    typesetAll(fragment);
-    if (pending) {
-      var mark = document.createElement("p");
-      mark.className = "md-pending";
-      mark.textContent = this.strings.formulaPending;
-      fragment.appendChild(mark);
+    var md = this.md;
+    var env = {};
+    var html = topLevelBlocks(md.parse(text, env)).map(function (block) {
+      return md.renderer.render(block, md.options, env);
+    });
+    if (pending) html.push('<p class="md-pending">' + escapeHtml(this.strings.formulaPending) + "</p>");
+    // Whatever was in the bubble before (the "thinking" line) goes.
+    Array.prototype.slice.call(container.childNodes).forEach(function (node) {
+      if (node.mdSource === undefined) container.removeChild(node);
+    });
+    for (var i = 0; i < html.length; i++) {
+      var old = container.children[i];
+      if (old && old.mdSource === html[i]) continue;
+      var node = blockNode(html[i]);
+      if (old) container.replaceChild(node, old);
+      else container.appendChild(node);
     }
-    patch(container, fragment);
+    while (container.children.length > html.length) container.removeChild(container.lastElementChild);
   };
 
   window.ChatMarkdown = {

@@ -31,7 +31,7 @@ EXAM_PAPER = r"""## 函数单元测验
 ### 一、选择题
 
 1. 已知 $f(x)=x^2-2ax+1$，若 $f(1)=0$，则 $a=$（　）
-2. 函数 \(y=\sin x\) 的最小正周期是（　）
+2. 函数 \(y=\sin x\) 的最小正周期是（　），$\sqrt{2}$ 是无理数
 
 ### 二、计算题
 
@@ -147,6 +147,11 @@ def rendered_summary(reply: Any) -> dict[str, Any]:
             tex: [...body.querySelectorAll('[data-tex]')].map(n => n.getAttribute('data-tex')),
             strong: [...body.querySelectorAll('strong')].map(s => s.textContent),
             code: [...body.querySelectorAll('pre code')].map(c => c.textContent),
+            olStarts: [...body.querySelectorAll('ol')].map(ol => ol.start),
+            svgPaths: [...body.querySelectorAll('.katex svg path')].filter(
+                p => (p.getAttribute('d') || '').length > 10).length,
+            annotations: [...body.querySelectorAll('annotation')].map(
+                a => a.getAttribute('encoding')),
             text: body.innerText,
         })"""
     )
@@ -195,7 +200,10 @@ def test_streamed_exam_paper_renders_markdown_and_math_and_survives_reload(
     expect(body.locator("table th")).to_have_text(["题型", "题数", "分值"])
     expect(body.locator("table tbody tr")).to_have_count(2)
     summary = rendered_summary(reply)
-    assert summary["inlineMath"] == 4  # f(x)=…, f(1)=0, a=, y=\sin x
+    assert summary["inlineMath"] == 5  # f(x)=…, f(1)=0, a=, y=\sin x, \sqrt{2}
+    assert summary["olStarts"] == [1, 3, 4]  # "3." and "4." keep their numbers
+    assert summary["svgPaths"] >= 1  # the radical sign KaTeX draws as SVG
+    assert set(summary["annotations"]) == {"application/x-tex"}
     assert summary["displayMath"] == 2  # $$…$$ and \[…\]
     assert r"\int_0^1 x^2\,dx=\frac{1}{3}" in summary["tex"]
     assert any(r"\begin{cases}" in tex for tex in summary["tex"])
@@ -340,6 +348,7 @@ def test_copy_gives_the_markdown_and_word_download_opens_with_python_docx(
     texts = [p.text for p in document.paragraphs]
     assert "函数单元测验" in texts
     assert "已知 f(x)=x^2-2ax+1，若 f(1)=0，则 a=（　）" in texts
+    assert r"函数 y=\sin x 的最小正周期是（　），\sqrt{2} 是无理数" in texts
     assert r"\int_0^1 x^2\,dx=\frac{1}{3}" in texts
     rows = [[cell.text for cell in row.cells] for row in document.tables[0].rows]
     assert rows == [["题型", "题数", "分值"], ["选择题", "2", "40"], ["计算题", "2", "60"]]
