@@ -20,7 +20,7 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = [
     "static/vendor/markdown-it/markdown-it.min.js",
-    "static/vendor/mdit-plugin-tex/plugin-tex.umd.js",
+    "static/vendor/mdit-plugin-tex/cdn.umd.js",
     "static/vendor/katex/katex.min.js",
     "static/vendor/dompurify/purify.min.js",
     "static/web/markdown.js",

@@ -38,8 +38,11 @@ licence() { node -p "require('$nm/$1/package.json').license"; }
 rm -rf "$out"
 mkdir -p "$out/markdown-it/bundled" "$out/mdit-plugin-tex" "$out/katex" "$out/dompurify"
 
+# Source maps come along: the minified files name them, and Django's manifest storage
+# (collectstatic) fails on a reference to a missing file.
 # markdown-it: the UMD build bundles its runtime dependencies; their licences go with it.
-cp "$nm/markdown-it/dist/markdown-it.min.js" "$nm/markdown-it/LICENSE" "$out/markdown-it/"
+cp "$nm/markdown-it/dist/markdown-it.min.js" "$nm/markdown-it/dist/markdown-it.min.js.map" \
+	"$nm/markdown-it/LICENSE" "$out/markdown-it/"
 bundled=(entities linkify-it mdurl punycode.js uc.micro)
 for dep in "${bundled[@]}"; do
 	file=$(find "$nm/$dep" -maxdepth 1 -iname 'licen[cs]e*' | head -n 1)
@@ -47,16 +50,16 @@ for dep in "${bundled[@]}"; do
 done
 
 # @mdit/plugin-tex: the math syntax ($…$, $$…$$, \(…\), \[…\]) for markdown-it.
-cp "$nm/@mdit/plugin-tex/dist/cdn.umd.js" "$out/mdit-plugin-tex/plugin-tex.umd.js"
-cp "$nm/@mdit/plugin-tex/LICENSE" "$out/mdit-plugin-tex/"
+cp "$nm/@mdit/plugin-tex/dist/cdn.umd.js" "$nm/@mdit/plugin-tex/dist/cdn.umd.js.map" \
+	"$nm/@mdit/plugin-tex/LICENSE" "$out/mdit-plugin-tex/"
 
 # KaTeX with its fonts (katex.min.css loads them from fonts/ relative to itself).
 cp "$nm/katex/dist/katex.min.js" "$nm/katex/dist/katex.min.css" "$nm/katex/LICENSE" "$out/katex/"
 cp -r "$nm/katex/dist/fonts" "$out/katex/fonts"
 
 # DOMPurify: dual-licensed, both texts kept.
-cp "$nm/dompurify/dist/purify.min.js" "$nm/dompurify/LICENSE" "$nm/dompurify/LICENSE-MPL" \
-	"$out/dompurify/"
+cp "$nm/dompurify/dist/purify.min.js" "$nm/dompurify/dist/purify.min.js.map" \
+	"$nm/dompurify/LICENSE" "$nm/dompurify/LICENSE-MPL" "$out/dompurify/"
 
 {
 	echo "# Vendored browser libraries"
@@ -70,7 +73,7 @@ cp "$nm/dompurify/dist/purify.min.js" "$nm/dompurify/LICENSE" "$nm/dompurify/LIC
 	for dep in "${bundled[@]}"; do
 		echo "| $dep (bundled in markdown-it.min.js) | $(version "$dep") | $(licence "$dep") | — | markdown-it/bundled/$dep.LICENSE |"
 	done
-	echo "| @mdit/plugin-tex | $(version @mdit/plugin-tex) | $(licence @mdit/plugin-tex) | mdit-plugin-tex/plugin-tex.umd.js | mdit-plugin-tex/LICENSE |"
+	echo "| @mdit/plugin-tex | $(version @mdit/plugin-tex) | $(licence @mdit/plugin-tex) | mdit-plugin-tex/cdn.umd.js | mdit-plugin-tex/LICENSE |"
 	echo "| katex (incl. its fonts) | $(version katex) | $(licence katex) | katex/katex.min.js, katex/katex.min.css, katex/fonts/ | katex/LICENSE |"
 	echo "| dompurify | $(version dompurify) | $(licence dompurify) | dompurify/purify.min.js | dompurify/LICENSE (Apache-2.0), dompurify/LICENSE-MPL |"
 } >"$out/LICENSES.md"

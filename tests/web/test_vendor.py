@@ -7,7 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
-from django.test import Client
+from django.conf import settings
+from django.core.management import call_command
+from django.test import Client, override_settings
 
 from tests.factories import Teacher
 
@@ -51,3 +53,15 @@ def test_the_chat_page_loads_only_local_scripts_and_styles(teacher: Teacher) -> 
     assert policy is not None
     assert "img-src 'self' data:" in policy.group(1)
     assert "script-src 'self';" in policy.group(1)
+
+
+def test_collectstatic_with_the_manifest_storage_accepts_the_vendored_files(
+    tmp_path: Path,
+) -> None:
+    """Production hashes static files; every file a vendored one names must exist."""
+    manifest = {"BACKEND": "django.contrib.staticfiles.storage.ManifestStaticFilesStorage"}
+    with override_settings(
+        STATIC_ROOT=tmp_path, STORAGES={**settings.STORAGES, "staticfiles": manifest}
+    ):
+        call_command("collectstatic", "--noinput", verbosity=0)
+    assert list(tmp_path.glob("vendor/katex/fonts/KaTeX_Main-Regular.*.woff2"))
