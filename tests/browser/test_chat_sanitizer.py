@@ -199,3 +199,32 @@ payloads = st.lists(
 def test_any_mixture_renders_harmless(renderer_page: Any, source: str, streaming: bool) -> None:
     assert problems(renderer_page, source, streaming=streaming) == []
     assert renderer_page.outside == []
+
+
+@pytest.mark.parametrize(
+    ("text", "held_from"),
+    [
+        ("a $x", "$x"),
+        ("a $x$ b", None),
+        ("a $x$ b $y", "$y"),
+        ("$$\n\\int_0^1", "$$\n\\int_0^1"),
+        ("$$\n\\int_0^1\n$$\n后文", None),
+        ("公式 $$x", "$$x"),
+        ("\\(x+1", "\\(x+1"),
+        ("\\(x+1\\) 完", None),
+        ("\\[\n\\frac{1}{2}", "\\[\n\\frac{1}{2}"),
+        ("结尾是一个反斜杠\\", "\\"),
+        ("结尾是一个美元符号$", "$"),
+        ("转义的 \\$5 不是公式", None),
+        ("`$x` 是代码", None),
+        ("```\n$x\n", None),  # an open code fence: its dollars are code
+        ("```\n$x\n```\n然后 $y", "$y"),
+        ("价格 $5\n\n下一段没有公式", None),  # inline math cannot cross a blank line
+        ("$$\na\n\nb", "$$\na\n\nb"),  # display math can
+    ],
+)
+def test_unfinished_formulas_are_held_back(
+    renderer_page: Any, text: str, held_from: str | None
+) -> None:
+    start = renderer_page.evaluate("t => window.ChatMarkdown.openMathStart(t)", text)
+    assert (text[start:] if start >= 0 else None) == held_from
