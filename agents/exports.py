@@ -7,11 +7,14 @@ bulleted lists (each list restarts its numbering), tables, bold, italics, code a
 are kept.
 
 Formulas are kept as their TeX source, in a math font, display formulas centred on their
-own line. Measured (issue #16): latex2mathml + mathml2omml produced malformed OMML for
-accents (``\\vec``, ``\\bar``, ``\\overrightarrow``, ``\\underbrace``) in 5 of 50 typical
-exam formulas, and the only maintained MathML→OMML package on the index is new and
-unproven, so Word equations are not generated. Word turns TeX into an equation itself
-(Insert → Equation → LaTeX → Convert), and a teacher reads ``f(x)=x^2-2ax+1`` as is.
+own line: lossless, and Word turns it into an equation itself (Insert → Equation → LaTeX
+→ Convert). Measured on 50 exam formulas (benchmarks/export_formulas.py): latex2mathml +
+mathml2omml (last release 2019) wrote malformed OMML for accents (``\\vec``, ``\\bar``,
+``\\overrightarrow``, ``\\underbrace``) in 5 of 50; mathml-to-omml wrote well-formed OMML for
+all 50 but is a months-old one-author package whose rendering could not be checked here;
+pylatexenc's plain text changed the meaning of about a quarter (``\\frac{a+b}{2}`` became
+``a+b/2``, ``\\dfrac{1}{2}`` became ``12``, arrows and accents vanished). So no Word
+equations and no lossy "readable" rewrite.
 """
 
 from __future__ import annotations
