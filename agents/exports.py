@@ -12,10 +12,9 @@ own line: lossless, and Word turns it into an equation itself (Insert → Equati
 mathml2omml (last release 2019) wrote malformed OMML for accents (``\\vec``, ``\\bar``,
 ``\\overrightarrow``, ``\\underbrace``) in 5 of 50; mathml-to-omml wrote well-formed OMML for
 all 50 but is a young one-author package (six releases) whose rendering in Word could not
-be checked here;
-pylatexenc's plain text changed the meaning of about a quarter (``\\frac{a+b}{2}`` became
-``a+b/2``, ``\\dfrac{1}{2}`` became ``12``, arrows and accents vanished). So no Word
-equations and no lossy "readable" rewrite.
+be checked here; pylatexenc's plain text changed the meaning of about a quarter
+(``\\frac{a+b}{2}`` became ``a+b/2``, ``\\dfrac{1}{2}`` became ``12``, arrows and accents
+vanished). So no Word equations and no lossy "readable" rewrite.
 """
 
 from __future__ import annotations
