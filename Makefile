@@ -18,6 +18,7 @@ help:
 	@echo "make test-crash   15 more SIGKILL crash trials of the memory worker (5 with 4 workers)"
 	@echo "make lint         ruff, mypy, makemigrations --check"
 	@echo "make bench        the benchmarks in benchmarks/"
+	@echo "make vendor       re-vendor the chat page's JS libraries (pins: scripts/vendor-js/)"
 
 # The venv is (re)built when pyproject.toml changes; find-python.sh picks Python >= 3.12.
 $(STAMP): pyproject.toml
@@ -75,4 +76,8 @@ bench: venv
 	$(PY) benchmarks/redline.py
 	$(PY) benchmarks/sanitizer.py
 
-.PHONY: help venv migrate run serve doctor test test-browser test-crash quick lint bench
+# Browser libraries (Markdown, KaTeX, DOMPurify) from the npm registry into static/vendor/.
+vendor:
+	scripts/vendor-js.sh
+
+.PHONY: help venv migrate run serve doctor test test-browser test-crash quick lint bench vendor

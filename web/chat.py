@@ -75,6 +75,16 @@ def chat_strings() -> dict[str, str]:
         "truncated": _("已截断"),
         "ledgerTotal": _("合计 %(used)s / %(total)s token"),
         "close": _("关闭"),
+        # Rendered answers (issue #16).
+        "copy": _("复制"),
+        "copyTitle": _("复制这条回答的 Markdown 原文"),
+        "copied": _("已复制"),
+        "copyFailed": _("复制失败，请手动选择文字复制"),
+        "downloadWord": _("下载 Word"),
+        "downloadWordTitle": _("把这条回答下载为 Word 文档（.docx）"),
+        "imagePlaceholder": _("［图片：%(alt)s］"),
+        "imageNoAlt": _("［图片］"),
+        "formulaPending": _("公式生成中…"),
     }
 
 

@@ -1,6 +1,6 @@
 from django.urls import re_path
 
-from agents.api import views
+from agents.api import export_views, views
 
 # Every API path works with and without a trailing slash.
 urlpatterns = [
@@ -13,4 +13,9 @@ urlpatterns = [
         name="api-run-stream",
     ),
     re_path(r"^runs/(?P<run_id>\d{1,18})/?$", views.RunDetailView.as_view(), name="api-run-detail"),
+    re_path(
+        r"^runs/(?P<run_id>\d{1,18})/export/?$",
+        export_views.RunExportView.as_view(),
+        name="api-run-export",
+    ),
 ]

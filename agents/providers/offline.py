@@ -167,13 +167,14 @@ def chat_reply(user_message: str) -> str:
         remembered.append(f"知识库里找到：{_head(kb, 60)}")
 
     if remembered:
-        lines.append("我读到的记忆：")
-        lines.extend(f"- {item}" for item in remembered)
+        lines.append("我读到的记忆：\n" + "\n".join(f"- {item}" for item in remembered))
     else:
         lines.append("（这次没有注入任何记忆。）")
     lines.append(f"你本轮的请求：「{_head(request, 120)}」")
     lines.append(_demo_body(request, sections))
-    return "\n".join(lines)
+    # Blank lines between the parts: the reply is Markdown, and a line right after a
+    # list item would otherwise continue that item.
+    return "\n\n".join(lines)
 
 
 def _demo_body(request: str, sections: dict[str, str]) -> str:
@@ -186,21 +187,56 @@ def _demo_body(request: str, sections: dict[str, str]) -> str:
         count = re.search(r"([一两二三四五六七八九十]|\d+)\s*道", request)
         how_many = count.group(1) if count else "两"
         return (
-            f"演示产物：《{topic}试卷》（修改版）\n"
-            f"已按你的要求把{kind.group(1)}换了{how_many}道：\n"
+            f"## 演示产物：《{topic}试卷》（修改版）\n\n"
+            f"已按你的要求把**{kind.group(1)}**换了{how_many}道：\n\n"
             f"1. （新）结合实例说明{topic}中一种常见结构的优缺点\n"
-            f"2. （新）比较{topic}中两种方法的时间复杂度，并说明适用场景\n"
+            f"2. （新）比较{topic}中两种方法的时间复杂度（如 $O(n)$ 与 $O(\\log n)$），"
+            "并说明适用场景\n\n"
             "其余题目保持不变。"
         )
     if "试卷" in request or "出题" in request:
-        subject = topic or "本课程"
-        return (
-            f"演示产物：《{subject}试卷》\n"
-            f"一、选择题（3题）：1. {subject}基础概念辨析 2. {subject}性质判断 "
-            f"3. {subject}综合应用\n"
-            f"二、简答题（2题）：1. 简述{subject}的核心思想 2. 举例说明{subject}的一个典型应用"
-        )
+        return _demo_exam_paper(topic or "本课程")
     return "演示回复：已记录你的请求。接入真实模型后，这里会是完整的回答。"
+
+
+def _demo_exam_paper(subject: str) -> str:
+    """A short exam paper in the Markdown a real model writes: headings, numbered
+    questions, bold, one table and a couple of formulas (inline and display), so that a
+    newcomer sees the chat page render them without a real model."""
+    return "\n".join(
+        [
+            f"## 演示产物：《{subject}试卷》",
+            "",
+            "**考试时间**：90 分钟　**满分**：100 分",
+            "",
+            "### 一、选择题（每题 10 分，共 30 分）",
+            "",
+            f"1. {subject}基础概念辨析：下列说法**正确**的是（　）",
+            f"2. {subject}性质判断：若 $f(x)=x^2-2ax+1$ 在区间 $[1,+\\infty)$ 上单调递增，"
+            "则 $a$ 的取值范围是（　）",
+            f"3. {subject}综合应用：某算法的时间复杂度为 $O(n\\log n)$，"
+            "当 $n$ 扩大到原来的 2 倍时，耗时约变为原来的几倍？（　）",
+            "",
+            "### 二、简答题（每题 20 分，共 40 分）",
+            "",
+            f"1. 简述{subject}的核心思想。",
+            f"2. 举例说明{subject}的一个典型应用。",
+            "",
+            "### 三、计算题（30 分）",
+            "",
+            "求解递推式，并写出计算过程：",
+            "",
+            "$$T(n)=2T\\left(\\frac{n}{2}\\right)+n,\\quad T(1)=1$$",
+            "",
+            "### 分值分布",
+            "",
+            "| 题型 | 题数 | 分值 |",
+            "| --- | :-: | --: |",
+            "| 选择题 | 3 | 30 |",
+            "| 简答题 | 2 | 40 |",
+            "| 计算题 | 1 | 30 |",
+        ]
+    )
 
 
 def summarise(prompt: str, *, max_tokens: int = 600) -> str:

@@ -2,8 +2,9 @@
  * The chat page (issue #7, design v2 §2.3). Plain JS, no build step, no dependencies.
  *
  * All data comes from the public API (same-origin session auth, CSRF header from the
- * cookie). Every user-visible string comes from the template (json_script "chat-strings"),
- * and every piece of user or model text is inserted with textContent, never innerHTML.
+ * cookie). Every user-visible string comes from the template (json_script "chat-strings").
+ * Teachers' text is inserted with textContent; the assistant's answers are Markdown and
+ * math, rendered and sanitised by markdown.js (ChatMarkdown), never inserted raw.
  */
 (function () {
   "use strict";
@@ -11,6 +12,11 @@
   var config = JSON.parse(document.getElementById("chat-config").textContent);
   var STR = JSON.parse(document.getElementById("chat-strings").textContent);
   var LANG = document.documentElement.lang || "zh-hans";
+  var markdown = window.ChatMarkdown.create({
+    image: STR.imagePlaceholder,
+    imageNoAlt: STR.imageNoAlt,
+    formulaPending: STR.formulaPending,
+  });
 
   function $(id) { return document.getElementById(id); }
 
@@ -522,11 +528,50 @@
     return node;
   }
 
+  // Copy text to the clipboard; the fallback serves plain-http school servers, where
+  // navigator.clipboard does not exist (it needs a secure context).
+  function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+    return new Promise(function (resolve, reject) {
+      var area = make("textarea", "visually-hidden");
+      area.value = text;
+      area.setAttribute("readonly", "");
+      document.body.appendChild(area);
+      area.select();
+      var ok = false;
+      try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+      area.remove();
+      if (ok) resolve(); else reject(new Error("copy"));
+    });
+  }
+
+  function copyButton(source) {
+    var timer = null;
+    var node = button("link-button action-copy", t("copy"), function () {
+      copyText(source).then(function () { node.textContent = t("copied"); }, function () {
+        node.textContent = t("copyFailed");
+      }).then(function () {
+        clearTimeout(timer);
+        timer = setTimeout(function () { node.textContent = t("copy"); }, 2000);
+      });
+    });
+    node.title = t("copyTitle");
+    return node;
+  }
+
+  function downloadLink(runId) {
+    var link = make("a", "link-button action-download", t("downloadWord"));
+    link.href = config.apiRoot + "runs/" + encodeURIComponent(runId) + "/export?format=docx";
+    link.setAttribute("download", "");
+    link.title = t("downloadWordTitle");
+    return link;
+  }
+
   // An assistant bubble and the operations on it.
   function assistantMessage() {
     var node = make("article", "msg assistant");
     node.appendChild(make("div", "msg-meta", t("assistant")));
-    var body = make("div", "msg-body");
+    var body = make("div", "msg-body md");
     var error = make("p", "msg-error");
     error.setAttribute("role", "alert");
     error.hidden = true;
@@ -544,9 +589,29 @@
       }));
     }
 
+    // Streamed text is re-rendered at most once a frame, whatever the delta rate.
+    var streamText = null;
+    var frame = null;
+    function renderFrame() {
+      frame = null;
+      if (streamText === null) return;
+      markdown.render(body, streamText, true);
+      scrollToEnd(false);
+    }
+
     var msg = {
       node: node,
       body: body,
+      stream: function (text) {
+        if (streamText === null) body.textContent = ""; // the "thinking" line
+        streamText = text;
+        if (frame === null) frame = window.requestAnimationFrame(renderFrame);
+      },
+      stopStream: function () {
+        streamText = null;
+        if (frame !== null) window.cancelAnimationFrame(frame);
+        frame = null;
+      },
       setRunId: function (id) {
         runId = id;
         node.dataset.runId = String(id);
@@ -556,14 +621,19 @@
         }
       },
       complete: function (id, output) {
+        msg.stopStream();
         msg.setRunId(id);
         node.dataset.status = "completed";
-        body.textContent = output;
+        if (body.textContent === t("thinking")) body.textContent = "";
+        markdown.render(body, output || "", false);
+        node.dataset.rendered = "true";
         actions.textContent = "";
         addRememberLink();
         actions.appendChild(button("link-button action-continue", t("continueFrom"), function () {
           setContinue(id);
         }));
+        actions.appendChild(copyButton(output || ""));
+        actions.appendChild(downloadLink(id));
       },
       fail: function (id, message, onRetry) {
         if (id) msg.setRunId(id);
@@ -655,8 +725,7 @@
         if (state.agent === agent && el.input.value === text) el.input.value = ""; // a retry
       } else if (event === "delta") {
         received += data.text || "";
-        msg.body.textContent = received;
-        scrollToEnd(false);
+        msg.stream(received);
       } else if (event === "done") {
         outcome = "done";
         msg.complete(data.run.id, data.run.output);
@@ -699,6 +768,7 @@
       }
       var failedRunId = (err.kind === "run" && err.data && err.data.run_id) || runId;
       msg.node.classList.remove("streaming");
+      msg.stopStream();
       msg.body.textContent = "";
       msg.fail(failedRunId, friendlyError(err), function () { retrySend(text, retryContinue); });
       // Never lose what the teacher typed.

@@ -1,0 +1,101 @@
+"""A run's output as a download: Word (.docx) or its Markdown source. Owner only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404, HttpResponse
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
+from rest_framework import serializers
+from rest_framework.exceptions import APIException
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from agents import exports, selectors
+from agents.models import Run
+
+
+class ExportQuery(serializers.Serializer):
+    format = serializers.ChoiceField(choices=list(exports.FORMATS), default="docx")
+
+
+class RunNotExportable(APIException):
+    status_code = 409
+    default_detail = "这一轮没有成功完成，没有可导出的内容。"
+    default_code = "run_not_completed"
+
+
+ERROR = inline_serializer(
+    "ExportError", fields={"detail": serializers.CharField(), "code": serializers.CharField()}
+)
+FORMAT_ERROR = inline_serializer(
+    "ExportFormatError", fields={"format": serializers.ListField(child=serializers.CharField())}
+)
+
+
+class _NoFormatOverride:
+    URL_FORMAT_OVERRIDE = None
+
+
+class ExportNegotiation(DefaultContentNegotiation):
+    """``?format=`` names the file format here, not one of DRF's renderers."""
+
+    settings: Any = _NoFormatOverride()
+
+
+class RunExportView(APIView):
+    """Download the run's output, named after its conversation and day."""
+
+    content_negotiation_class = ExportNegotiation
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "format",
+                str,
+                enum=list(exports.FORMATS),
+                default="docx",
+                description="docx: a Word document; md: the Markdown source.",
+            )
+        ],
+        responses={
+            (200, exports.DOCX_TYPE): OpenApiResponse(OpenApiTypes.BINARY),
+            (200, "text/markdown"): OpenApiResponse(OpenApiTypes.STR),
+            400: OpenApiResponse(FORMAT_ERROR, description="Unknown format."),
+            404: OpenApiResponse(ERROR, description="No such run among the caller's own runs."),
+            409: OpenApiResponse(ERROR, description="The run did not complete."),
+        },
+    )
+    def get(self, request: Request, run_id: int) -> HttpResponse:
+        # Owner only, as the context manifest: an admin of the school does not download
+        # a teacher's papers. Another tenant's run and a missing one are both 404.
+        run = selectors.run_get_owned(user=request.user, run_id=run_id)
+        if run is None:
+            raise Http404
+        query = ExportQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        if run.status != Run.Status.COMPLETED:
+            raise RunNotExportable
+        day = timezone.localdate(run.created_at)
+        export = exports.run_export(
+            output=run.output,
+            title=run.thread.title if run.thread else "",
+            day=day,
+            fmt=query.validated_data["format"],
+        )
+        response = HttpResponse(export.content, content_type=export.content_type)
+        extension = export.filename.rsplit(".", 1)[-1]
+        response["Content-Disposition"] = exports.content_disposition(
+            export.filename, fallback=f"run-{run.pk}-{day.isoformat()}.{extension}"
+        )
+        response["Cache-Control"] = "private, no-store"
+        response["X-Content-Type-Options"] = "nosniff"
+        return response
