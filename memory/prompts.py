@@ -102,7 +102,7 @@ JUDGE_ANSWERS: dict[str, Category | None] = {
 
 
 def redline_judge_messages(*, text: str) -> list[Message]:
-    """Ask whether a proposed memory is about an identifiable student's grades, health or identity."""
+    """Ask whether a proposed memory is about a person's grades, health or identity."""
     system = "\n".join(
         [
             "你是记忆红线审核员。判断【候选记忆】是否涉及某个可识别的具体个人（学生、家长或老师本人）的："

@@ -27,12 +27,17 @@ HELD_BACK_SHARE = 0.3
 # --------------------------------------------------------------------------------------
 
 # Chinese names, many with surnames outside any short list.
-NAMES = (
-    "覃思远 郗子涵 亓嘉怡 宁静怡 邝海涛 琚梦瑶 笪浩然 阙雨萱 眭一鸣 虢晨曦 "
-    "王梓轩 李沐阳 张若汐 刘子墨 陈可馨 杨一诺 黄俊熙 赵雨桐 吴欣然 周子豪 "
-    "欧阳娜娜 司马文博 上官婉清 皇甫思琪 闻人越 晏清 冼嘉乐 符晓东 游小凡 佘明远"
-).split()
-LATIN = "Tom Lily Kevin Amy Jason Coco Eric Cindy Leo Mia Daniel Grace".split()
+NAMES = tuple(
+    " ".join(
+        (
+            "覃思远 郗子涵 亓嘉怡 宁静怡 邝海涛 琚梦瑶 笪浩然 阙雨萱 眭一鸣 虢晨曦",
+            "王梓轩 李沐阳 张若汐 刘子墨 陈可馨 杨一诺 黄俊熙 赵雨桐 吴欣然 周子豪",
+            "欧阳娜娜 司马文博 上官婉清 皇甫思琪 闻人越 晏清 冼嘉乐 符晓东 游小凡 佘明远",
+        )
+    ).split(" ")
+)
+LATIN = ("Tom", "Lily", "Kevin", "Amy", "Jason", "Coco", "Eric", "Cindy", "Leo", "Mia", "Daniel")
+LATIN += ("Grace",)
 NICKNAMES = ("小胖（王梓轩）", "豆豆(李沐阳)", "果果（陈可馨）", "大壮（周子豪）", "糖糖(赵雨桐)")
 SEATS = ("12号同学", "3号", "班里28号", "学号17的同学", "第5组2号")
 ROLES = (

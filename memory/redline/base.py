@@ -13,11 +13,13 @@ person references of a sentence — in three steps, as Presidio's analyzer does:
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Final, Protocol
+
+from ahocorasick_rs import AhoCorasick
 
 if TYPE_CHECKING:
     from memory.redline.persons import PersonRef
@@ -154,14 +156,11 @@ class Doc:
 
 def _bounds(delims: list[int], pos: int, length: int) -> tuple[int, int]:
     """[start, end) between the delimiters around ``pos`` (sorted delimiter offsets)."""
-    k = bisect_left(delims, pos)
-    if k < len(delims) and delims[k] == pos:
-        # pos is itself a delimiter (an item never starts on one); treat it as inside.
-        return (delims[k - 1] + 1 if k else 0), (delims[k + 1] if k + 1 < len(delims) else length)
     k = bisect_right(delims, pos)
-    lo = delims[k - 1] + 1 if k else 0
-    hi = delims[k] if k < len(delims) else length
-    return lo, hi
+    if k and delims[k - 1] == pos:
+        # pos is itself a delimiter (an item never starts on one); treat it as inside.
+        return (delims[k - 2] + 1 if k > 1 else 0), (delims[k] if k < len(delims) else length)
+    return (delims[k - 1] + 1 if k else 0), (delims[k] if k < len(delims) else length)
 
 
 # --------------------------------------------------------------------------------------
@@ -177,8 +176,14 @@ def _weight(ch: str) -> float:
     return _LATIN_WEIGHT if ch == " " or "a" <= ch <= "z" or "A" <= ch <= "Z" else 1.0
 
 
+_LATIN_RE: Final = re.compile("[A-Za-z ]")
+
+
 def back(text: str, pos: int, lo: int, reach: float = REACH) -> int:
     """Start of the window of ``reach`` characters before ``pos``, not before ``lo``."""
+    plain = max(lo, pos - int(reach))
+    if not _LATIN_RE.search(text, plain, pos):
+        return plain  # no Latin letters: every character counts one
     used = 0.0
     while pos > lo and used < reach:
         pos -= 1
@@ -188,6 +193,9 @@ def back(text: str, pos: int, lo: int, reach: float = REACH) -> int:
 
 def ahead(text: str, pos: int, hi: int, reach: float = REACH) -> int:
     """End of the window of ``reach`` characters after ``pos``, not after ``hi``."""
+    plain = min(hi, pos + int(reach))
+    if not _LATIN_RE.search(text, pos, plain):
+        return plain
     used = 0.0
     while pos < hi and used < reach:
         used += _weight(text[pos])
@@ -200,15 +208,13 @@ def words(spaced: str) -> tuple[str, ...]:
 
 
 def en(*terms: str) -> str:
-    """A regex for English words in any case, not inside a longer word."""
-    branches = []
-    for word in sorted(terms, key=len, reverse=True):
-        first = f"[{word[0].upper()}{word[0].lower()}]"
-        rest = "".join(
-            f"[{c.upper()}{c.lower()}]" if c.isalpha() else re.escape(c) for c in word[1:]
-        )
-        branches.append(f"{first}(?<![A-Za-z]{first}){rest}")
-    return f"(?:{'|'.join(branches)})(?![A-Za-z])"
+    """A regex for English words in any case, not inside a longer word.
+
+    ``\\b`` in ASCII mode treats CJK characters as non-word characters, so 有ADHD matches;
+    this form scans about ten times faster than per-word lookbehinds.
+    """
+    ordered = sorted({t.lower() for t in terms}, key=len, reverse=True)
+    return r"(?ai:\b(?:" + "|".join(re.escape(t) for t in ordered) + r")\b)"
 
 
 def alternation(terms: tuple[str, ...] | list[str] | frozenset[str]) -> str:
@@ -216,3 +222,55 @@ def alternation(terms: tuple[str, ...] | list[str] | frozenset[str]) -> str:
     ordered = sorted(set(terms), key=len, reverse=True)
     firsts = re.escape("".join(sorted({t[0] for t in ordered})))
     return f"(?=[{firsts}])(?:{'|'.join(re.escape(t) for t in ordered)})"
+
+
+# --------------------------------------------------------------------------------------
+# Anchors: where a pattern can match at all
+# --------------------------------------------------------------------------------------
+
+
+def latin_variants(*terms: str) -> tuple[str, ...]:
+    """An English anchor as people type it: lower case, Capitalised, UPPER."""
+    return tuple(v for t in terms for v in {t.lower(), t.capitalize(), t.upper()})
+
+
+class Anchors:
+    """One Aho-Corasick pass over a text finds the sentences each pattern must look at.
+
+    Every match of a pattern contains at least one of its anchor literals, so running
+    the pattern only over the sentences that hold one of them finds the same matches as
+    running it over the whole text, at a fraction of the cost on long texts.
+    (ahocorasick-rs: a Rust automaton, character offsets, overlapping matches.)
+    """
+
+    def __init__(self, table: dict[str, tuple[str, ...]]) -> None:
+        self.keys = tuple(table)
+        literals = sorted({lit for lits in table.values() for lit in lits})
+        index = {lit: i for i, lit in enumerate(literals)}
+        self._keys: list[list[str]] = [[] for _ in literals]
+        for key, lits in table.items():
+            for lit in set(lits):
+                self._keys[index[lit]].append(key)
+        self._automaton = AhoCorasick(literals)
+
+    def positions(self, text: str) -> dict[str, list[int]]:
+        """For each key, the start offsets of its anchors in ``text``."""
+        found: dict[str, list[int]] = {}
+        for literal, start, _ in self._automaton.find_matches_as_indexes(text, overlapping=True):
+            for key in self._keys[literal]:
+                found.setdefault(key, []).append(start)
+        return found
+
+
+def sentence_windows(doc: Doc, positions: list[int]) -> list[tuple[int, int]]:
+    """The sentences holding ``positions``, merged, in order."""
+    windows: list[tuple[int, int]] = []
+    for pos in sorted(positions):
+        if windows and pos < windows[-1][1]:
+            continue
+        lo, hi = doc.sentence(pos)
+        if windows and lo <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], max(hi, windows[-1][1]))
+        else:
+            windows.append((lo, hi))
+    return windows

@@ -18,7 +18,20 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from memory.redline.base import Candidate, Category, Doc, Finding, ahead, back, en, words
+from memory.redline.base import (
+    THRESHOLD,
+    Anchors,
+    Candidate,
+    Category,
+    Doc,
+    Finding,
+    ahead,
+    back,
+    en,
+    latin_variants,
+    sentence_windows,
+    words,
+)
 from memory.redline.persons import GROUP_RE as _GROUP_RE
 from memory.redline.persons import subject_of
 
@@ -113,19 +126,34 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         True,
     ),
     (
-        # Approximate and Chinese numerals: 九十出头, 八十来分, 三百名以后, 刚过一百, 前五十.
+        # Approximate numerals by their tail: 九十出头, 八十来分, 三百名以后, 二十名上下.
         re.compile(
             rf"(?:{_CN_NUM}|[0-9])+\s*(?:出头|来分|多分|几分|分左右|多|几)?\s*"
             r"(?:出头|来分|分左右|左右|上下|开外|名以后|名开外|名以内|名上下|以内|以后|名开外)"
-            rf"|刚过\s*(?:{_CN_NUM}+|[0-9]+)|(?:将近|接近|差点)满分"
+        ),
+        "approx_tail",
+        True,
+        True,
+    ),
+    (
+        # Other approximate and Chinese numerals (each branch starts with a literal, so the
+        # whole text is scanned quickly): 刚过一百, 将近满分, 前五十, 才考了六十多, 总分一百二十多.
+        re.compile(
+            rf"刚过\s*(?:{_CN_NUM}+|[0-9]+)|(?:将近|接近|差点)满分"
             r"|(?:考了?|拿了?|得了?|测|考试|测验|听写|默写)\s*满分(?![作卷答范标试题0-9])"
-            rf"|(?:年级|班级|班里|全班)?前\s*(?:{_CN_NUM}+|[0-9]+)\s*名?(?![0-9])"
+            rf"|(?:年级|班级|班里|全班)前\s*(?:{_CN_NUM}+|[0-9]+)\s*名?(?![0-9])"
+            rf"|前\s*(?:{_CN_NUM}+|[0-9]+)\s*名?(?![0-9])"
             rf"|(?:考了|只考了?|才考了?|考到|只有|才|得了|才得了?|拿了)\s*(?:{_CN_NUM}{{1,5}}|[0-9]{{1,3}})多?"
             r"(?![0-9分])"
             rf"|(?:总分|分数|成绩|数学|语文|英语|物理|化学|生物|历史|地理)\s*{_CN_NUM}{{2,6}}多?"
-            rf"|{_CN_NUM}{{2,5}}多?\s*分(?![钟之])"
         ),
         "approx",
+        True,
+        True,
+    ),
+    (
+        re.compile(rf"{_CN_NUM}{{2,5}}多?\s*分(?![钟之])"),
+        "approx_score",
         True,
         True,
     ),
@@ -204,6 +232,38 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     ),
 )
 
+_SUBJECT_WORDS: Final = tuple(_SUBJECTS.split("|"))
+_CN_DIGITS: Final = tuple("零一二三四五六七八九十百两〇")
+# Literals every match of a pattern contains (see memory.redline.base.Anchors). Patterns
+# without an entry start with a literal or a small class and scan the whole text faster
+# than the anchors would.
+_ANCHORS: Final = Anchors(
+    {
+        "score_word": ("得分", "分数", "成绩", "总分", "绩点", *latin_variants("score", "gpa")),
+        "letter": tuple("ABCDEF"),
+        "bare_number": (
+            *("月考", "期中", "期末", "测验", "小测", "周测", "周考", "模拟考", "一模", "二模"),
+            *("三模", "单元测试", "考试", "卷子", "听写", "默写"),
+            *latin_variants("quiz", "test", "midterm", "final"),
+        ),
+        "approx_tail": ("出头", "来分", "左右", "上下", "开外", "以后", "以内"),
+        "rank_word": ("排名", "名次", *latin_variants("rank", "ranked")),
+        "pass_fail": (
+            *("及格", "挂", "补考", "重修", "红灯", "合格", "没过", "没通过", "达标", "考", "糊涂"),
+            *latin_variants("failed", "fails", "flunked", "passed", "average", "ranked"),
+        ),
+        "qualitative": (
+            *("优", "良", "中", "差", "合格", "游", "吊车尾", "垫底", "数一数二", "学霸", "学渣"),
+            *("倒数", "成绩", "一般", "全A"),
+        ),
+        "progress": (
+            *("进步", "退步", "提高", "提到", "下滑", "下降", "往", "掉", "升到", "滑到", "比上次"),
+            *("少了", "多了", *latin_variants("improved", "dropped", "declined")),
+        ),
+    }
+)
+
+
 # A score right after these describes the paper, not a result: 满分100分, 每小题3分, 占10分
 # (but 考了满分100分 is a result).
 _SPEC_PREFIX_RE: Final = re.compile(
@@ -226,7 +286,16 @@ _RESULT_RE: Final = re.compile(
 _TEMPLATE_AFTER_RE: Final = re.compile(r"^.{0,4}?(?:模板|模版|格式|样式|样板|表头|设计|制作|怎么)")
 # Kinds whose words often describe a rubric or a plan; the spec context vetoes them.
 _SPEC_VETOED: Final = frozenset(
-    {"pass_fail", "qualitative", "letter", "approx", "transcript", "progress"}
+    {
+        "pass_fail",
+        "qualitative",
+        "letter",
+        "approx",
+        "approx_tail",
+        "approx_score",
+        "transcript",
+        "progress",
+    }
 )
 
 
@@ -235,9 +304,17 @@ class GradeRecogniser:
 
     def find(self, doc: Doc) -> list[Candidate]:
         out: list[Candidate] = []
+        anchored = _ANCHORS.positions(doc.text)
         for pattern, kind, _, _ in _ITEMS:
-            for m in pattern.finditer(doc.text):
-                out.append(Candidate(m.start(), m.end(), kind))
+            if kind not in _ANCHORED:
+                out += [Candidate(m.start(), m.end(), kind) for m in pattern.finditer(doc.text)]
+                continue
+            positions = anchored.get(kind)
+            if not positions:
+                continue
+            for lo, hi in sentence_windows(doc, positions):
+                for m in pattern.finditer(doc.text, lo, hi):
+                    out.append(Candidate(m.start(), m.end(), kind))
         return out
 
     def validate(self, doc: Doc, candidate: Candidate) -> bool:
@@ -250,20 +327,25 @@ class GradeRecogniser:
     def score(self, doc: Doc, candidate: Candidate) -> Finding:
         text = doc.text
         start, end, kind = candidate.start, candidate.end, candidate.kind
-        lo, hi = doc.sentence(start)
         trigger = text[start:end]
-        span = doc.clause_span(start, end)
 
         def finding(score: float, *reasons: str) -> Finding:
-            return Finding(Category.GRADE, span[0], span[1], score, reasons, trigger)
+            # A blocked trigger takes its clause with it; a rejected one keeps its own span
+            # (working out clauses for every rejected number would cost most of the scan).
+            lo, hi = doc.clause_span(start, end) if score >= THRESHOLD else (start, end)
+            return Finding(Category.GRADE, lo, hi, score, reasons, trigger)
 
         needs_context, spec_sensitive = _FLAGS[kind]
+        # The cheapest veto first: the number describes the paper (满分100分, 每题3分).
+        if spec_sensitive and _SPEC_PREFIX_RE.search(text, max(0, start - 8), start):
+            c_lo, _ = doc.clause(start)
+            if _SPEC_PREFIX_RE.search(text, max(c_lo, start - 8), start):
+                return finding(0.1, "describes the paper (满分, 每题, 本题 …)")
+        lo, hi = doc.sentence(start)
         if needs_context and not _ACADEMIC_RE.search(
             text, back(text, start, lo, 16), ahead(text, end, hi, 16)
         ):
             return finding(0.0, "no academic context near it")
-        if spec_sensitive and _SPEC_PREFIX_RE.search(text, max(lo, start - 8), start):
-            return finding(0.1, "describes the paper (满分, 每题, 本题 …)")
         if kind in _SPEC_VETOED and (
             _SPEC_CONTEXT_RE.search(text, lo, start) or _SPEC_CONTEXT_RE.search(text, end, hi)
         ):
@@ -272,12 +354,14 @@ class GradeRecogniser:
             return finding(0.1, "a template, not someone's transcript")
         subject = subject_of(doc, start, end, self_counts=False)
         if subject.generic and subject.person is None:
-            if subject.generic == "no identifiable person" and kind.startswith(("score", "rank")):
-                # 数学考了58分: the result verb implies a pupil the teacher is talking about.
-                if _RESULT_RE.search(text, max(lo, start - 6), end) and not _GROUP_RE.search(
-                    text, lo, start
-                ):
-                    return finding(0.6, "a result verb with an implied pupil")
+            # 数学考了58分: the result verb implies a pupil the teacher is talking about.
+            if (
+                subject.generic == "no identifiable person"
+                and kind.startswith(("score", "rank"))
+                and _RESULT_RE.search(text, max(lo, start - 6), end)
+                and not _GROUP_RE.search(text, lo, start)
+            ):
+                return finding(0.6, "a result verb with an implied pupil")
             return finding(0.2, f"generic: {subject.generic}")
         if subject.generic:
             return finding(0.2, f"generic: {subject.generic}")
@@ -290,6 +374,7 @@ class GradeRecogniser:
         )
 
 
+_ANCHORED: Final = frozenset(_ANCHORS.keys)
 _FLAGS: Final[dict[str, tuple[bool, bool]]] = {
     kind: (needs, spec) for _, kind, needs, spec in _ITEMS
 }

@@ -28,8 +28,21 @@ from pathlib import Path
 from typing import Final
 
 import rjieba
+from ahocorasick_rs import AhoCorasick, MatchKind
 
-from memory.redline.base import Candidate, Category, Doc, Finding, alternation, back, en, words
+from memory.redline.base import (
+    THRESHOLD,
+    Anchors,
+    Candidate,
+    Category,
+    Doc,
+    Finding,
+    back,
+    en,
+    latin_variants,
+    sentence_windows,
+    words,
+)
 from memory.redline.persons import subject_of
 
 DATA_FILE: Final = Path(__file__).with_name("data") / "health_terms.txt"
@@ -72,10 +85,52 @@ def vocabulary() -> tuple[str, ...]:
 
 
 @cache
-def _term_re() -> re.Pattern[str]:
-    latin = tuple(t for t in vocabulary() if t.isascii())
-    cjk = tuple(t for t in vocabulary() if not t.isascii())
-    return re.compile(alternation(cjk) + "|" + en(*latin, *_EN_TERMS))
+def _terms() -> AhoCorasick:
+    """The vocabulary as one automaton (leftmost-longest, like a longest-first alternation)."""
+    return AhoCorasick(
+        [t for t in vocabulary() if not t.isascii()], matchkind=MatchKind.LeftmostLongest
+    )
+
+
+@cache
+def _latin_term_re() -> re.Pattern[str]:
+    return re.compile(en(*(t for t in vocabulary() if t.isascii()), *_EN_TERMS))
+
+
+_ANY_LATIN_RE: Final = re.compile("[A-Za-z]")
+_CUE_ANCHORS: Final = Anchors(
+    {
+        "cue": (
+            "医生",
+            "大夫",
+            "校医",
+            "医院",
+            "诊所",
+            "卫生院",
+            "医务室",
+            "急诊",
+            "科",
+            "身体",
+            "舒服",
+            "说是",
+            "吊",
+            "挂",
+            "输",
+            "长了",
+            "检查",
+            "出血",
+            "切除",
+            "摘除",
+            "疼",
+            "痛",
+            "肿",
+            "发炎",
+            "晕倒",
+            "昏倒",
+            *latin_variants("broke", "broken", "sprained"),
+        ),
+    }
+)
 
 
 _EN_TERMS: Final = words(
@@ -166,9 +221,13 @@ class HealthRecogniser:
 
     def find(self, doc: Doc) -> list[Candidate]:
         text = doc.text
-        out = [Candidate(m.start(), m.end(), "term") for m in _term_re().finditer(text)]
+        out = [Candidate(s, e, "term") for _, s, e in _terms().find_matches_as_indexes(text)]
         out += [Candidate(m.start(), m.end(), "head") for m in _HEAD_RE.finditer(text)]
-        out += [Candidate(m.start(), m.end(), "cue") for m in _CUE_RE.finditer(text)]
+        anchored = _CUE_ANCHORS.positions(text)
+        for lo, hi in sentence_windows(doc, anchored.get("cue", [])):
+            out += [Candidate(m.start(), m.end(), "cue") for m in _CUE_RE.finditer(text, lo, hi)]
+        if _ANY_LATIN_RE.search(text):
+            out += [Candidate(m.start(), m.end(), "term") for m in _latin_term_re().finditer(text)]
         return out
 
     def validate(self, doc: Doc, candidate: Candidate) -> bool:
@@ -196,10 +255,10 @@ class HealthRecogniser:
                 start = token[0]
         lo, hi = doc.sentence(start)
         term = text[start:end]
-        span = doc.clause_span(start, end)
 
         def finding(score: float, *reasons: str) -> Finding:
-            return Finding(Category.HEALTH, span[0], span[1], score, reasons, term)
+            lo, hi = doc.clause_span(start, end) if score >= THRESHOLD else (start, end)
+            return Finding(Category.HEALTH, lo, hi, score, reasons, term)
 
         if _LITERARY_BEFORE_RE.search(text, max(lo, start - 6), start) or _LITERARY_AFTER_RE.match(
             text, end, min(hi, end + 6)

@@ -113,7 +113,7 @@ def _id18_at(_norm: str, tokens: Sequence[_Token], i: int) -> int | None:
 
 
 def id_context_near(norm: str, start: int, end: int) -> bool:
-    """An ID context word ends within reach before ``start`` or starts within reach after ``end``."""
+    """An ID context word ends within reach before ``start`` or starts within reach after it."""
     if _ID_CONTEXT_RE.search(norm, max(0, start - _CONTEXT_REACH), start):
         return True
     after = _ID_CONTEXT_RE.search(norm, end, end + _CONTEXT_REACH + _CONTEXT_WORD_MAX)
@@ -148,8 +148,9 @@ def _card_at(_norm: str, tokens: Sequence[_Token], i: int) -> int | None:
     return None
 
 
-def _mobile_body(lengths: list[int], value_of: Callable[[int], str]) -> int | None:
-    """How many tokens make 11 mobile digits: plain, 3-4-4, 3-8 or 7-4."""
+def _mobile_body(groups: Sequence[str]) -> int | None:
+    """How many of ``groups`` (digit runs) make 11 mobile digits: plain, 3-4-4, 3-8 or 7-4."""
+    lengths = [len(g) for g in groups[:3]]
     if not lengths:
         return None
     if lengths[0] == 11:
@@ -160,29 +161,23 @@ def _mobile_body(lengths: list[int], value_of: Callable[[int], str]) -> int | No
         used = 2
     else:
         return None
-    return used if _MOBILE_RE.fullmatch(value_of(used)) else None
+    return used if _MOBILE_RE.fullmatch("".join(groups[:used])) else None
 
 
 def _mobile_at(_norm: str, tokens: Sequence[_Token], i: int) -> int | None:
     first = tokens[i].digits
     for prefix in ("0086", "86"):
         if first == prefix:
-            rest = tokens[i + 1 :]
-            used = _mobile_body(
-                [len(t.digits) for t in rest[:3]], lambda n: "".join(t.digits for t in rest[:n])
-            )
+            used = _mobile_body([t.digits for t in tokens[i + 1 : i + 4]])
             if used is not None:
                 return i + used
         elif first.startswith(prefix) and len(first) - len(prefix) in (3, 7, 11):
             # The prefix glued to the first group: 86138 1234 5678, 8613812345678.
             glued = [first[len(prefix) :], *(t.digits for t in tokens[i + 1 : i + 3])]
-            used = _mobile_body([len(g) for g in glued], lambda n, g=glued: "".join(g[:n]))
+            used = _mobile_body(glued)
             if used is not None:
                 return i + used - 1
-    tail = tokens[i : i + 3]
-    used = _mobile_body(
-        [len(t.digits) for t in tail], lambda n: "".join(t.digits for t in tail[:n])
-    )
+    used = _mobile_body([t.digits for t in tokens[i : i + 3]])
     return None if used is None else i + used - 1
 
 

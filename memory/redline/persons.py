@@ -102,7 +102,10 @@ _PRONOUN_RE: Final = re.compile(
 _SELF_RE: Final = re.compile(
     r"(?<![帮给为替让请和跟与])我(?![国校市省区县们班院系部])|(?<![A-Za-z])(?:I|[Mm]y|me)(?![A-Za-z])"
 )
-_KIN: Final = "孩子|娃|闺女|儿子|女儿|小子|那小子|丫头|宝贝|老大|老二|老三|外甥女?|侄子|侄女|孙子|孙女|外孙女?"
+_KIN: Final = (
+    "孩子|娃|闺女|儿子|女儿|小子|那小子|丫头|宝贝|老大|老二|老三|外甥女?|侄子|侄女|孙子|孙女"
+    "|外孙女?"
+)
 _ROLE_RE: Final = re.compile(
     rf"(?:我|俺|咱)(?:们)?家(?:的)?(?:{_KIN})|(?:我|俺|咱)的?(?:{_KIN})"
     rf"|(?:这|那|该|此)(?:个|位|名)?[{_CJK}]{{0,4}}?"
@@ -311,9 +314,13 @@ def subject_of(doc: Doc, start: int, end: int, *, self_counts: bool) -> Subject:
         person = after[0]
     # A relative clause to a group (有哮喘的同学请…) unless someone is pointed at in it.
     rel = _RELATIVE_RE.search(text, end, c_hi)
-    if rel and not (person and person.kind in ("role", "seat") and person.start >= c_lo):
-        if person is None or person.start < c_lo or person.start > rel.start():
-            return Subject(None, "addressed to a group (…的同学)")
+    pointed_at = person is not None and person.kind in ("role", "seat") and person.start >= c_lo
+    if (
+        rel
+        and not pointed_at
+        and (person is None or person.start < c_lo or person.start > rel.start())
+    ):
+        return Subject(None, "addressed to a group (…的同学)")
     if _STATISTIC_AFTER_RE.match(text, end):
         return Subject(None, "a class statistic")
     if _EXAM_ITEM_RE.search(text, lo, hi) and (person is None or person.weight < 0.9):
