@@ -42,7 +42,7 @@ _ACADEMIC_RE: Final = re.compile(
     _SUBJECTS + r"|绩点|总分|期中|期末|月考|周考|周测|模拟考|[一二三]模|中考|高考|会考|学考|考试"
     r"|测验|测试|单元测|小测|随堂测|听写|默写|作文|成绩|分数|考核|竞赛|名次|排名|[0-9]分|考|卷"
     r"|[主副]科|[0-9一两三四五六七八九几]门|等级|等第|评定|报告|补考|挂科|及格|口语|实验"
-    r"|排在|排到|掉到|[0-9一二三四五六七八九十百]名"
+    r"|排在|排到|掉到|名以后|名开外|名以内|名上下"
     r"|"
     + en(
         *words(
@@ -141,8 +141,8 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         re.compile(
             rf"刚过\s*(?:{_CN_NUM}+|[0-9]+)|(?:将近|接近|差点)满分"
             r"|(?:考了?|拿了?|得了?|测|考试|测验|听写|默写)\s*满分(?![作卷答范标试题0-9])"
-            rf"|(?:年级|班级|班里|全班)前\s*(?:{_CN_NUM}+|[0-9]+)\s*名?(?![0-9])"
-            rf"|前\s*(?:{_CN_NUM}+|[0-9]+)\s*名?(?![0-9])"
+            rf"|(?:年级|班级|班里|全班)前\s*(?:{_CN_NUM}+|[0-9]+)\s*名?(?![0-9]){_NOT_RANK_TAIL}"
+            rf"|前\s*(?:{_CN_NUM}+|[0-9]+)\s*名?(?![0-9]){_NOT_RANK_TAIL}"
             rf"|(?:考了|只考了?|才考了?|考到|只有|才|得了|才得了?|拿了)\s*(?:{_CN_NUM}{{1,5}}|[0-9]{{1,3}})多?"
             r"(?![0-9分])"
             rf"|(?:总分|分数|成绩|数学|语文|英语|物理|化学|生物|历史|地理)\s*{_CN_NUM}{{2,6}}多?"
@@ -202,7 +202,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         # Qualitative results and standing.
         re.compile(
             r"全优|全A|优秀|良好|(?:得了|拿了|评了|评为|被评为|是|都是|等级是|等级为|等第是)个?[优良中差]"
-            r"(?![秀好等点势质美])|合格|中下游|中上游|下游|吊车尾|垫底|数一数二|学霸|学渣|最差|倒数"
+            r"(?![秀好等点势质美异])|合格|中下游|中上游|下游|吊车尾|垫底|数一数二|学霸|学渣|最差|倒数"
             r"|成绩(?:很|太|特别|非常|挺|比较|一直|还)?(?:差|好|一般|不好|不错|优异|拔尖|平平)"
             r"|(?:学|考)得一般"
         ),
@@ -284,6 +284,20 @@ _RESULT_RE: Final = re.compile(
     r"|排名|排在|名列|位列|只考|才考|仅考|" + en("scored", "got", "received", "earned", "ranked")
 )
 _TEMPLATE_AFTER_RE: Final = re.compile(r"^.{0,4}?(?:模板|模版|格式|样式|样板|表头|设计|制作|怎么)")
+# A rank in a competition or a sports event is not an academic result (unless an exam or
+# a subject is named too): 绘画比赛第一名, 一百米第三名.
+_COMPETITION_RE: Final = re.compile(
+    r"比赛|大赛|运动会|体育节|艺术节|演讲|朗诵|歌唱|歌咏|合唱|绘画|书法|舞蹈|[0-9一二三四五六七八九十百千]+米"
+    r"|跳远|跳高|长跑|短跑|游泳|球赛|象棋|围棋|" + en("race", "match", "tournament", "contest")
+)
+_EXAM_RE: Final = re.compile(
+    r"语文|数学|英语|物理|化学|生物|历史|地理|政治|道法|科学"
+    + r"|期中|期末|月考|周测|考试|测验|模拟考|[一二三]模|中考|高考|成绩|分数|"
+    + en("exam", "test", "quiz", "midterm", "final", "math", "maths", "english", "physics")
+)
+_COMPETITION_KINDS: Final = frozenset(
+    {"rank_word", "rank_scope", "rank_plain", "approx", "approx_tail", "qualitative", "pass_fail"}
+)
 # Kinds whose words often describe a rubric or a plan; the spec context vetoes them.
 _SPEC_VETOED: Final = frozenset(
     {
@@ -350,6 +364,12 @@ class GradeRecogniser:
             _SPEC_CONTEXT_RE.search(text, lo, start) or _SPEC_CONTEXT_RE.search(text, end, hi)
         ):
             return finding(0.1, "a rubric, a paper or a notice, not a result")
+        if (
+            kind in _COMPETITION_KINDS
+            and _COMPETITION_RE.search(text, lo, hi)
+            and not _EXAM_RE.search(text, lo, hi)
+        ):
+            return finding(0.1, "a competition or sports result, not a grade")
         if kind == "transcript" and _TEMPLATE_AFTER_RE.match(text[end : end + 8]):
             return finding(0.1, "a template, not someone's transcript")
         subject = subject_of(doc, start, end, self_counts=False)

@@ -140,16 +140,18 @@ _EN_TERMS: Final = words(
     " inhaler diagnosed sick"
 )
 _HEAD_RE: Final = re.compile(r"(?:炎|症|癌|瘤|综合征|病)(?![毒菌句])")
+# Words with a condition's head that name no condition: figures of speech and the
+# generic nouns of the field (疾病 is "illness" in general, not anyone's diagnosis).
 _FIGURATIVE: Final = frozenset(
     words(
         "毛病 老毛病 通病 语病 弊病 心病 职业病 拖延症 懒癌 懒病 富贵病 公主病 王子病 中二病"
-        " 病句 症结 对症 炎热 炎黄"
+        " 病句 症结 对症 炎热 炎黄 疾病 诟病 传染病 慢性病 常见病 多发病 流行病 后遗症 并发症"
     )
 )
 _CUE_RE: Final = re.compile(
     r"(?:医生|大夫|校医)(?:说|讲|让|建议|诊断|开了)|(?:去|到|上|在|进|送|送到|跑)了?(?:医院|诊所|卫生院"
     r"|医务室|急诊|儿科|眼科|牙科|口腔科|骨科)|身体(?:不舒服|不好|不适|出了问题|很差|很虚|虚弱|欠佳)"
-    r"|不舒服|[\u4e00-\u9fff]{1,3}科说是|(?:医院|医生|大夫)说是|(?:吊|挂|输)了?[^,。!?;]{0,4}?[水液]"
+    r"|[\u4e00-\u9fff]{1,3}科说是|(?:医院|医生|大夫)说是|(?:吊|挂|输)了?[^,。!?;]{0,4}?[水液]"
     r"|长了个?(?:东西|瘤子|包块|肿块|疙瘩)|(?:在|去|要)做(?:个|一系列|各种)?检查|做了(?:个|一系列|各种)?检查"
     r"|(?:老|总|经常|又)出血|切除|摘除|(?:头|肚子|胃|牙|腿|腰|嗓子|喉咙|眼睛|耳朵|胸口|脚)(?:很|特别|有点|一直|老是)?(?:疼|痛|肿"
     r"|发炎|不舒服|出血)|晕倒|昏倒|(?:broke|broken|sprained) (?:his|her|my) (?:arm|leg|ankle|wrist)"
@@ -177,6 +179,13 @@ _EDU_SENSE_BEFORE_RE: Final = re.compile(
 )
 _EDU_SENSE_AFTER_RE: Final = re.compile(r"性|测|卷|练|题|评价|分析|报告单?(?:显示|上)")
 _EDU_SENSE_TERMS: Final = frozenset({"诊断", "确诊"})
+# A mood word used for a passing feeling, not a condition: 感到非常焦虑, 很焦虑吗.
+_MOOD_TERMS: Final = frozenset(words("焦虑 抑郁 忧郁 紧张 失眠 头疼 头痛 恶心"))
+_FEELING_BEFORE_RE: Final = re.compile(
+    r"(?:感到|感觉|觉得|显得|让人|让我|让他|让她|让你|使人|令人|好|很|非常|十分|有点|有些|太|极度|特别"
+    r"|更加|更|和|与|或)\s*(?:非常|很|十分|有点|有些|极度|特别|更加|更)?$"
+)
+_FEELING_AFTER_RE: Final = re.compile(r"感|情绪|的情绪|的心情|不安|随之|吗|呢")
 # A specific person owns the condition directly: 他的近视, 我有哮喘, 女儿一直过敏. This
 # wins over a topic word (他的近视原因是…).
 _DIRECT_OWNER_RE: Final = re.compile(
@@ -264,6 +273,11 @@ class HealthRecogniser:
             text, end, min(hi, end + 6)
         ):
             return finding(0.0, "a literary or emotional use")
+        if term in _MOOD_TERMS and (
+            _FEELING_BEFORE_RE.search(text, max(lo, start - 6), start)
+            or _FEELING_AFTER_RE.match(text, end, hi)
+        ):
+            return finding(0.0, "a passing feeling, not a condition")
         if term in _EDU_SENSE_TERMS and (
             _EDU_SENSE_BEFORE_RE.search(text, max(lo, start - 4), start)
             or _EDU_SENSE_AFTER_RE.match(text, end, hi)

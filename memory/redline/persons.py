@@ -67,6 +67,13 @@ _SURNAME_TAGS: Final = frozenset({"nr", "zg"})
 # Tokens the segmenter's dictionary tags as names but that are common words in our
 # texts (found by measurement on the development set, not a surname list).
 _NOT_NAMES: Final = frozenset(words("过敏 封建礼教 明白 文明 高明 光明 黎明 时光 英明"))
+# The segmenter sometimes tags "很可爱" or "此问题" as a name; a name never starts with
+# an adverb or a demonstrative.
+_NOT_NAME_FIRST: Final = frozenset("很此这那太最更都也就还才又再好真挺让被把")
+# Kinship words are people, but not someone a memory could identify: weak references.
+_KINSHIP: Final = frozenset(
+    words("妈妈 爸爸 奶奶 爷爷 姥姥 姥爷 哥哥 姐姐 弟弟 妹妹 叔叔 伯伯 舅舅 婶婶")
+)
 # Given-name tokens that are grammar, not names, after a surname-like character.
 _FUNCTION_TAGS: Final = frozenset(
     {"p", "c", "u", "uj", "ul", "ud", "uz", "ug", "uv", "y", "e", "o", "x", "m", "q", "r", "f"}
@@ -89,7 +96,7 @@ _EN_COMMON: Final = frozenset(
         " must also all any each every some many much more most very just only one two three"
         " first last next part section reading writing listening speaking story poem text"
         " book page level term school course subject subjects score scores result results"
-        " report card hospital doctor asthma adhd covid"
+        " report card hospital doctor asthma adhd covid assistant user system"
     )
 )
 _LATIN_NAME_RE: Final = re.compile(r"(?<![A-Za-z])[A-Z][a-z]{1,12}(?![A-Za-z])")
@@ -150,7 +157,13 @@ _FICTION_RE: Final = re.compile(
 )
 _HYPOTHETICAL_RE: Final = re.compile(
     r"如果|假如|假设|万一|要是|若是|倘若|一旦|希望|争取|目标|力争|防止|避免|预防|以免|怎么办"
-    r"|如何|怎样|会不会|能不能|是否|为什么|(?<![A-Za-z])(?:if|whether)(?![A-Za-z])"
+    r"|如何|怎样|会不会|能不能|是否|为什么|不想|不要|不会|免受|害怕|怕|担心"
+    r"|(?<![A-Za-z])(?:if|whether)(?![A-Za-z])"
+)
+# The nearest subject is an animal or a thing: 小狗发烧了, 它生病了.
+_NONHUMAN_RE: Final = re.compile(
+    r"(?<![对吃把给喂和跟])(?:它|它们|狗|猫|宠物|小狗|小猫|狗狗|猫咪|鱼|鸟|兔子|仓鼠|乌龟|花(?![生粉椒])"
+    r"|植物|树)(?:[^,;。!?]{0,4})$"
 )
 _EXAM_ITEM_RE: Final = re.compile(
     r"患者|病人|病例|病患|某人|某患者|某同学|某学生|某生|某位|[甲乙丙丁](?:同学|某|学生)"
@@ -190,7 +203,7 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
     school_life = _SCHOOL_LIFE_RE.search(sentence) is not None
     for i, (word, tag) in enumerate(tags):
         start, pos = pos, pos + len(word)
-        if word in _NOT_NAMES:
+        if word in _NOT_NAMES or word[0] in _NOT_NAME_FIRST:
             continue
         nxt, nxt_tag = tags[i + 1] if i + 1 < len(tags) else ("", "x")
         if tag in _SURNAME_TAGS and len(word) <= 2 and _given_name(nxt, nxt_tag):
@@ -213,7 +226,12 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
             and _NICK_RE.fullmatch(word)
             and word not in _NICK_STOP
         ):
-            refs.append(PersonRef(base + start, base + pos, "nickname", 0.8))
+            weak = word in _KINSHIP
+            refs.append(
+                PersonRef(
+                    base + start, base + pos, "weak" if weak else "nickname", 0.55 if weak else 0.8
+                )
+            )
     return refs
 
 
@@ -288,6 +306,11 @@ def persons(doc: Doc, lo: int, hi: int) -> list[PersonRef]:
     return refs
 
 
+def _person_adjacent(text: str, person: PersonRef, start: int) -> bool:
+    """The person directly precedes the trigger (only a few characters between)."""
+    return start - person.end <= 3 and not _NONHUMAN_RE.search(text, person.end, start)
+
+
 def subject_of(doc: Doc, start: int, end: int, *, self_counts: bool) -> Subject:
     """Who the statement with its trigger at [start, end) is about."""
     text = doc.text
@@ -321,6 +344,10 @@ def subject_of(doc: Doc, start: int, end: int, *, self_counts: bool) -> Subject:
         and (person is None or person.start < c_lo or person.start > rel.start())
     ):
         return Subject(None, "addressed to a group (…的同学)")
+    if _NONHUMAN_RE.search(text, max(c_lo, start - 8), start) and (
+        person is None or not _person_adjacent(text, person, start)
+    ):
+        return Subject(None, "an animal or a thing")
     if _STATISTIC_AFTER_RE.match(text, end):
         return Subject(None, "a class statistic")
     if _EXAM_ITEM_RE.search(text, lo, hi) and (person is None or person.weight < 0.9):
