@@ -202,14 +202,24 @@ _WEAK_MODIFIER_RE: Final = re.compile(r"的$|医疗$|医学$|临床$|正确$|错
 
 
 def _token_at(doc: Doc, pos: int) -> tuple[int, int, str] | None:
-    """The segmenter's token covering ``pos`` (the sentence is segmented once, cached)."""
+    """The word whose last characters hold ``pos``: the segmenter's token covering it, or,
+    when that token is a bare condition head (瘤, 炎), the noun before it and the head
+    (甲状腺 + 瘤). The sentence is segmented once (cached)."""
     lo, hi = doc.sentence(pos)
     at = lo
-    for word, _ in _tags(doc.text[lo:hi]):
+    previous: tuple[int, str, str] | None = None
+    for word, tag in _tags(doc.text[lo:hi]):
         if at <= pos < at + len(word):
+            if len(word) == 1 and previous is not None and previous[2] in _BODY_TAGS:
+                return previous[0], at + 1, previous[1] + word
             return at, at + len(word), word
+        previous = (at, word, tag)
         at += len(word)
     return None
+
+
+# The segmenter's tags of a noun a bare condition head can attach to (甲状腺 is "l").
+_BODY_TAGS: Final = frozenset({"n", "ng", "nz", "l"})
 
 
 @cache

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory import textview
+from memory import sanitizer, textview
 from memory.factkey import fact_key, near_equal
 from memory.textview import fold, is_invisible, strip_invisible, text_view
 
@@ -190,3 +190,19 @@ def test_fact_keys_see_the_same_view(at: int, ch: str, fact: str) -> None:
     wide = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in fact)
     assert fact_key(wide) == fact_key(fact)
     assert near_equal(fact[:at] + ch + fact[at:], fact)
+
+
+@_FAST
+@given(text=_texts | st.text(st.characters(codec="utf-8"), max_size=60), data=st.data())
+def test_the_sanitizer_detection_view_is_this_view(text: str, data: st.DataObject) -> None:
+    # The sanitizer's detection view (lower-cased per-character NFKC of the cleaned text,
+    # with a map back) is text_view(fold_case=True, dashes=False): it can move onto this
+    # module without changing what it detects. (Reads the sanitizer; does not change it.)
+    cleaned, _ = sanitizer._clean(text)
+    theirs = sanitizer._View(cleaned)
+    ours = text_view(cleaned, fold_case=True, dashes=False)
+    assert ours.text == theirs.view
+    if ours.text:
+        start = data.draw(st.integers(0, len(ours.text) - 1))
+        end = data.draw(st.integers(start + 1, len(ours.text)))
+        assert ours.span(start, end) == theirs.span(start, end)
