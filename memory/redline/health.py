@@ -56,17 +56,20 @@ _HEAD: Final = ("炎", "症", "癌", "瘤", "综合征", "病", "疹", "痘", "�
 def curate(lines: Iterable[str]) -> list[str]:
     """Terms of a ``term<TAB>frequency`` list that name health matters (the documented rule).
 
-    Kept: terms of two or more characters that end in a condition head (炎, 症, 病 …), or
-    whose frequency is below :data:`CURATE_MAX_FREQUENCY` (the frequent ones are the
-    generic words of the field). Dropped: single characters and anything with a digit.
+    Kept: terms of two or more characters that end in a condition head (炎, 症, 病 …), and
+    terms of three or more characters whose frequency is below
+    :data:`CURATE_MAX_FREQUENCY` (the frequent ones are the generic words of the field;
+    two-character terms without a head are too often parts of ordinary words, such as
+    单发 in 名单发给). Dropped: single characters, anything with a digit, and the words
+    that are figures of speech or generic nouns (疾病, 毛病).
     """
     kept: list[str] = []
     for line in lines:
         term, _, freq = line.strip().partition("\t")
-        if len(term) < 2 or any(c.isdigit() for c in term):
+        if len(term) < 2 or any(c.isdigit() for c in term) or term in _FIGURATIVE:
             continue
         frequency = int(freq) if freq.strip().isdigit() else 0
-        if term.endswith(_HEAD) or frequency < CURATE_MAX_FREQUENCY:
+        if term.endswith(_HEAD) or (len(term) >= 3 and frequency < CURATE_MAX_FREQUENCY):
             kept.append(term)
     return kept
 

@@ -104,7 +104,7 @@ def redline_judge(*, run: Run, text: str) -> Category | None:
     "no", a failure, a timeout or an unreadable answer leave the rules' decision, so
     the judge can only ever add a block, never lift one. Each call is a MemoryOp.
     """
-    if not getattr(settings, "MEMORY_REDLINE_JUDGE", True):
+    if not settings.MEMORY_REDLINE_JUDGE:
         return None
     if run.agent.effective_memory_provider.kind == Provider.Kind.OFFLINE:
         return None
