@@ -350,12 +350,10 @@ class GradeRecogniser:
             return Finding(Category.GRADE, lo, hi, score, reasons, trigger)
 
         needs_context, spec_sensitive = _FLAGS[kind]
-        # The cheapest veto first: the number describes the paper (满分100分, 每题3分).
-        if spec_sensitive and _SPEC_PREFIX_RE.search(text, max(0, start - 8), start):
-            c_lo, _ = doc.clause(start)
-            if _SPEC_PREFIX_RE.search(text, max(c_lo, start - 8), start):
-                return finding(0.1, "describes the paper (满分, 每题, 本题 …)")
         lo, hi = doc.sentence(start)
+        # The cheapest veto first: the number describes the paper (满分100分, 每题3分).
+        if spec_sensitive and _SPEC_PREFIX_RE.search(text, max(lo, start - 8), start):
+            return finding(0.1, "describes the paper (满分, 每题, 本题 …)")
         if needs_context and not _ACADEMIC_RE.search(
             text, back(text, start, lo, 16), ahead(text, end, hi, 16)
         ):

@@ -27,7 +27,6 @@ from functools import cache
 from pathlib import Path
 from typing import Final
 
-import rjieba
 from ahocorasick_rs import AhoCorasick, MatchKind
 
 from memory.redline.base import (
@@ -43,7 +42,7 @@ from memory.redline.base import (
     sentence_windows,
     words,
 )
-from memory.redline.persons import subject_of
+from memory.redline.persons import segment, subject_of
 
 DATA_FILE: Final = Path(__file__).with_name("data") / "health_terms.txt"
 # The THUOCL medical list's most frequent entries are words of the field, not conditions
@@ -211,7 +210,7 @@ def _token_at(doc: Doc, pos: int) -> tuple[int, int, str] | None:
     lo, hi = doc.sentence(pos)
     at = lo
     previous: tuple[int, str, str] | None = None
-    for word, tag in _tags(doc.text[lo:hi]):
+    for word, tag in segment(doc.text[lo:hi]):
         if at <= pos < at + len(word):
             if len(word) == 1 and previous is not None and previous[2] in _BODY_TAGS:
                 return previous[0], at + 1, previous[1] + word
@@ -223,19 +222,6 @@ def _token_at(doc: Doc, pos: int) -> tuple[int, int, str] | None:
 
 # The segmenter's tags of a noun a bare condition head can attach to (甲状腺 is "l").
 _BODY_TAGS: Final = frozenset({"n", "ng", "nz", "l"})
-
-
-@cache
-def _tags_cached(sentence: str) -> tuple[tuple[str, str], ...]:
-    return tuple(rjieba.tag(sentence))
-
-
-def _tags(sentence: str) -> tuple[tuple[str, str], ...]:
-    if len(sentence) > 200:
-        return tuple(rjieba.tag(sentence))
-    if _tags_cached.cache_info().currsize > 4096:
-        _tags_cached.cache_clear()
-    return _tags_cached(sentence)
 
 
 class HealthRecogniser:

@@ -192,9 +192,16 @@ _DIGIT_MATCHERS: Final[tuple[tuple[Category, _Matcher], ...]] = (
 _DigitSpan = tuple[Category, int, int, str]
 
 
+# Every item has at least 11 digits in a stretch of digits, spaces and hyphens (or a +86
+# prefix): text without such a stretch has no number items, which one scan tells.
+_LONG_RUN_RE: Final = re.compile(r"[0-9][0-9 \t-]{10,}|\+")
+
+
 def digit_spans(norm: str) -> list[_DigitSpan]:
     """Every number item of ``norm``: (category, start, end, kind)."""
     spans: list[_DigitSpan] = []
+    if _LONG_RUN_RE.search(norm) is None:
+        return spans
     for chunk in _CHUNK_RE.finditer(norm):
         text = chunk.group()
         if sum(c.isdigit() for c in text) < 11:

@@ -34,7 +34,7 @@ import rjieba
 
 from memory.redline.base import Doc, words
 
-__all__ = ["GROUP_RE", "PersonRef", "Subject", "persons", "subject_of"]
+__all__ = ["GROUP_RE", "PersonRef", "Subject", "persons", "segment", "subject_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,14 +192,16 @@ _RELATIVE_RE: Final = re.compile(
 
 
 @lru_cache(maxsize=4096)
-def _tags(sentence: str) -> tuple[tuple[str, str], ...]:
+def segment(sentence: str) -> tuple[tuple[str, str], ...]:
+    """The segmenter's (word, part-of-speech) pairs of a sentence (bounded cache: summaries
+    and facts are scanned again when they are injected)."""
     return tuple(rjieba.tag(sentence))
 
 
 def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
     refs: list[PersonRef] = []
     pos = 0
-    tags = _tags(sentence)
+    tags = segment(sentence)
     school_life = _SCHOOL_LIFE_RE.search(sentence) is not None
     for i, (word, tag) in enumerate(tags):
         start, pos = pos, pos + len(word)
