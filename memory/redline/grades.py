@@ -136,8 +136,9 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         True,
     ),
     (
-        # Other approximate and Chinese numerals (each branch starts with a literal, so the
-        # whole text is scanned quickly): 刚过一百, 将近满分, 前五十, 才考了六十多, 总分一百二十多.
+        # Other approximate and Chinese numerals: 刚过一百, 将近满分, 前五十, 才考了六十多,
+        # 总分一百二十多. Every branch starts with one of its anchors, so it is matched at
+        # the anchors only (_MATCH_AT_ANCHOR).
         re.compile(
             rf"刚过\s*(?:{_CN_NUM}+|[0-9]+)|(?:将近|接近|差点)满分"
             r"|(?:考了?|拿了?|得了?|测|考试|测验|听写|默写)\s*满分(?![作卷答范标试题0-9])"
@@ -247,6 +248,24 @@ _ANCHORS: Final = Anchors(
             *latin_variants("quiz", "test", "midterm", "final"),
         ),
         "approx_tail": ("出头", "来分", "左右", "上下", "开外", "以后", "以内"),
+        "approx": (
+            *(
+                "刚过",
+                "将近",
+                "接近",
+                "差点",
+                "考",
+                "拿",
+                "得",
+                "测",
+                "听写",
+                "默写",
+                "年级",
+                "班级",
+            ),
+            *("班里", "全班", "前", "只考", "才考", "只有", "才", "总分", "分数", "成绩"),
+            *("数学", "语文", "英语", "物理", "化学", "生物", "历史", "地理"),
+        ),
         "rank_word": ("排名", "名次", *latin_variants("rank", "ranked")),
         "pass_fail": (
             *("及格", "挂", "补考", "重修", "红灯", "合格", "没过", "没通过", "达标", "考", "糊涂"),
@@ -326,6 +345,12 @@ class GradeRecogniser:
             positions = anchored.get(kind)
             if not positions:
                 continue
+            if kind in _MATCH_AT_ANCHOR:
+                for pos in sorted(set(positions)):
+                    m = pattern.match(doc.text, pos)
+                    if m is not None:
+                        out.append(Candidate(m.start(), m.end(), kind))
+                continue
             for lo, hi in sentence_windows(doc, positions):
                 for m in pattern.finditer(doc.text, lo, hi):
                     out.append(Candidate(m.start(), m.end(), kind))
@@ -393,6 +418,8 @@ class GradeRecogniser:
 
 
 _ANCHORED: Final = frozenset(_ANCHORS.keys)
+# Kinds whose every match starts with one of their anchors: tried at the anchors only.
+_MATCH_AT_ANCHOR: Final = frozenset({"approx"})
 _FLAGS: Final[dict[str, tuple[bool, bool]]] = {
     kind: (needs, spec) for _, kind, needs, spec in _ITEMS
 }
