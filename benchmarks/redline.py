@@ -1,15 +1,20 @@
-"""Throughput and table results of the red-line filter (``memory/redline.py``).
+"""Throughput, development-set figures and table results of the red line (``memory/redline/``).
 
-Run: ``.venv/bin/python benchmarks/redline.py [--texts N] [--rounds R] [--seed S]``
+Run: ``.venv/bin/python benchmarks/redline.py [--texts N] [--rounds R] [--seed S] [--forms]``
 
-1. Generates a realistic mix of teacher chat texts (50–2000 characters, built from
+1. Reads the red line's own labelled development set (``benchmarks/data/redline_dev.jsonl``,
+   built by ``benchmarks/data/build_redline_dev.py``) and reports, for the ``dev`` split and
+   for the ``heldback`` split (never tuned on), per category: recall (rows of that
+   category blocked as that category) and false-positive rate (rows labelled ``none``
+   blocked as that category), and how many ``none`` rows were blocked at all.
+2. Generates a realistic mix of teacher chat texts (50–2000 characters, built from
    ordinary teacher requests, many of them full of scores and exam words that must
    pass), about 5% of which carry one sensitive item, and measures ``scan`` and
    ``redact`` in texts/s and MB/s (UTF-8). It also reports how many planted items were
    caught and how many clean texts were left untouched.
-2. Prints, per category, how many positives of the test tables are caught and how many
+3. Prints, per category, how many positives of the test tables are caught and how many
    negatives pass (``tests/memory/test_redline.py::CASES``).
-3. If the shared development data is present (``../shared/data``), counts hits on its
+4. If the shared development data is present (``../shared/data``), counts hits on its
    ordinary Chinese texts (Safety-Prompts requests, MADial dialogues and memories), none
    of which is about a real student: every hit there is worth a look.
 """
@@ -128,29 +133,36 @@ def generate(count: int, seed: int) -> list[Sample]:
     return samples
 
 
-def _time(fn: Callable[[str], object], texts: list[str], rounds: int) -> float:
-    best = float("inf")
+def _time(fn: Callable[[str], object], texts: list[str], rounds: int) -> tuple[float, float]:
+    """Best (wall, CPU) seconds over ``rounds``; CPU time is what one core spent."""
+    best_wall = best_cpu = float("inf")
     for _ in range(rounds):
-        start = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         for text in texts:
             fn(text)
-        best = min(best, time.perf_counter() - start)
-    return best
+        best_wall = min(best_wall, time.perf_counter() - wall)
+        best_cpu = min(best_cpu, time.process_time() - cpu)
+    return best_wall, best_cpu
 
 
 def throughput(samples: list[Sample], rounds: int) -> None:
     texts = [s.text for s in samples]
     megabytes = sum(len(t.encode()) for t in texts) / 1e6
     chars = sum(map(len, texts))
+    for text in texts[:50]:
+        scan(text)  # warm the caches of the first calls (segmenter dictionary, automata)
     print(
         f"corpus: {len(texts)} texts, {chars} chars, {megabytes:.2f} MB (UTF-8), best of {rounds}"
     )
-    print(f"{'function':<10}{'seconds':>10}{'texts/s':>12}{'MB/s':>10}{'µs/text':>10}")
+    print(
+        f"{'function':<10}{'cpu s':>8}{'texts/s':>10}{'1k-char texts/s':>17}{'MB/s':>8}"
+        f"{'µs/text':>9}{'wall texts/s':>14}"
+    )
     for name, fn in (("scan", scan), ("redact", redact)):
-        seconds = _time(fn, texts, rounds)
+        wall, cpu = _time(fn, texts, rounds)
         print(
-            f"{name:<10}{seconds:>10.3f}{len(texts) / seconds:>12.0f}"
-            f"{megabytes / seconds:>10.2f}{seconds / len(texts) * 1e6:>10.0f}"
+            f"{name:<10}{cpu:>8.3f}{len(texts) / cpu:>10.0f}{chars / 1000 / cpu:>17.0f}"
+            f"{megabytes / cpu:>8.2f}{cpu / len(texts) * 1e6:>9.0f}{len(texts) / wall:>14.0f}"
         )
     planted = [s for s in samples if s.planted is not None]
     caught = sum(s.planted in {h.category for h in scan(s.text)} for s in planted)
@@ -215,12 +227,66 @@ def shared_data() -> None:
     print("\n".join(flagged[:20]))
 
 
+DEV_SET = Path(__file__).resolve().parent / "data" / "redline_dev.jsonl"
+NUMBER_CATEGORIES = (Category.ID_NUMBER, Category.MOBILE, Category.BANK_CARD)
+
+
+@dataclass(frozen=True)
+class Row:
+    text: str
+    category: str
+    form: str
+    split: str
+
+
+def dev_rows() -> list[Row]:
+    return [Row(**json.loads(line)) for line in DEV_SET.open(encoding="utf-8")]
+
+
+def dev_set(show_forms: bool) -> None:
+    rows = dev_rows()
+    found = {row.text: {h.category.value for h in scan(row.text)} for row in rows}
+    print(f"\ndevelopment set: {len(rows)} rows ({DEV_SET.name})")
+    header = f"{'split':<10}{'category':<11}{'recall':>16}{'false positives':>20}"
+    print(header)
+    for split in ("dev", "heldback"):
+        part = [r for r in rows if r.split == split]
+        negatives = [r for r in part if r.category == "none"]
+        for category in Category:
+            positives = [r for r in part if r.category == category.value]
+            caught = sum(category.value in found[r.text] for r in positives)
+            wrong = sum(category.value in found[r.text] for r in negatives)
+            recall = (
+                f"{caught}/{len(positives)} {caught / len(positives):.1%}" if positives else "-"
+            )
+            print(
+                f"{split:<10}{category.value:<11}{recall:>16}{wrong:>9}/{len(negatives)} "
+                f"{wrong / len(negatives):.1%}"
+            )
+        blocked = sum(bool(found[r.text]) for r in negatives)
+        print(
+            f"{split:<10}{'none':<11}{'':>16}{blocked:>9}/{len(negatives)} "
+            f"{blocked / len(negatives):.1%}  (ordinary text blocked at all)"
+        )
+    if show_forms:
+        print("\nby form (label: blocked as labelled / rows; none: passed / rows)")
+        forms: dict[tuple[str, str, str], list[bool]] = {}
+        for r in rows:
+            ok = (r.category in found[r.text]) if r.category != "none" else not found[r.text]
+            forms.setdefault((r.split, r.category, r.form.split("/")[0]), []).append(ok)
+        for (split, category, form), oks in sorted(forms.items()):
+            print(f"  {split:<9}{category:<10}{form:<22}{sum(oks):>4}/{len(oks):<4}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--texts", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--forms", action="store_true", help="figures per form tag too")
     args = parser.parse_args()
+    dev_set(args.forms)
+    print()
     throughput(generate(args.texts, args.seed), args.rounds)
     tables()
     shared_data()

@@ -213,6 +213,9 @@ MEMORY_JOB_MAX_ATTEMPTS = env_int("MEMORY_JOB_MAX_ATTEMPTS", 5, minimum=1)
 RUN_STALE_AFTER_SECONDS = env_int("RUN_STALE_AFTER_SECONDS", 900, minimum=30)
 # A finished run whose memory job has not completed after this long is re-enqueued.
 MEMORY_JOB_STALE_AFTER_SECONDS = env_int("MEMORY_JOB_STALE_AFTER_SECONDS", 300, minimum=5)
+# Ask a real memory model to judge each candidate the red-line rules passed (never the
+# offline model); a "yes" blocks, a failure leaves the rules' decision.
+MEMORY_REDLINE_JUDGE = env_bool("MEMORY_REDLINE_JUDGE", True)
 
 # --- Core memory and recall ---------------------------------------------------------------
 CORE_FACTS_MAX = env_int("CORE_FACTS_MAX", 30, minimum=1)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 
-_INVISIBLE = re.compile(r"[\u200b-\u200f\u2060-\u2064\ufeff\u00ad\u202a-\u202e\u2066-\u2069]")
+from memory.textview import fold
+
 _NOISE = re.compile(r"[\s\W_]+", re.UNICODE)
 # Leading subjects that do not change what a fact says: "老师教八年级" == "我教八年级".
 _SUBJECT = re.compile(r"^(?:该老师|这位老师|老师|用户|教师|我们|我)")
@@ -14,9 +14,12 @@ NEAR_EQUAL_JACCARD = 0.8
 
 
 def fact_key(text: str) -> str:
-    """Lower-cased NFKC text without punctuation, spaces or a leading subject."""
-    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).lower()
-    text = _NOISE.sub("", text)
+    """The case-folded text view without punctuation, spaces or a leading subject.
+
+    The view (:mod:`memory.textview`) is the one the red line and the sanitizer see, so
+    a fact key never keeps a character they drop.
+    """
+    text = _NOISE.sub("", fold(text))
     return _SUBJECT.sub("", text)[:300]
 
 
@@ -45,5 +48,4 @@ def evidence_in(evidence: str, source: str) -> bool:
 
 
 def fact_key_keep_subject(text: str) -> str:
-    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).lower()
-    return _NOISE.sub("", text)
+    return _NOISE.sub("", fold(text))

@@ -90,6 +90,7 @@ class MemoryOp(models.Model):
         COMPRESS = "compress", _("滚动压缩")
         EXTRACT = "extract", _("事实提炼")
         ARCHIVE = "archive", _("产物归档")
+        REDLINE_JUDGE = "redline_judge", _("红线复核")
 
     tenant = models.ForeignKey("agents.Tenant", on_delete=models.CASCADE, related_name="+")
     agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="memory_ops")

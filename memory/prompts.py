@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from agents.providers.base import Message
 from agents.tokens import count_tokens, truncate_tokens
 from memory.boundary import FAILED_TURN
+from memory.redline import Category
 from memory.sanitizer import sanitize_history
 
 # One turn's text in a compression prompt is capped so that a huge artifact cannot blow
@@ -89,3 +90,35 @@ def extract_messages(*, teacher_words: str, assistant_reply: str) -> list[Messag
         ]
     )
     return [Message(role="system", content=system), Message(role="user", content=user)]
+
+
+# The judge answers with one word; anything else counts as no answer (the rules decide).
+JUDGE_ANSWERS: dict[str, Category | None] = {
+    "NO": None,
+    "GRADE": Category.GRADE,
+    "HEALTH": Category.HEALTH,
+    "IDENTITY": Category.ID_NUMBER,
+}
+
+
+def redline_judge_messages(*, text: str) -> list[Message]:
+    """Ask whether a proposed memory is about a person's grades, health or identity."""
+    system = "\n".join(
+        [
+            "你是记忆红线审核员。判断【候选记忆】是否涉及某个可识别的具体个人（学生、家长或老师本人）的："
+            "成绩、分数、排名、及格与否、成绩进退（GRADE）；健康状况、疾病、就医、用药、怀孕等（HEALTH）；"
+            "身份证号、学籍号、手机号、银行卡号等身份信息（IDENTITY）。",
+            "泛指全班或某类学生的通知、统计、试卷与评分标准、教学内容、小说或课文人物，都不算。",
+            "只输出一个词：GRADE、HEALTH、IDENTITY 或 NO。",
+        ]
+    )
+    user = "【候选记忆】\n" + sanitize_history(text).strip()
+    return [Message(role="system", content=system), Message(role="user", content=user)]
+
+
+def judge_verdict(reply: str) -> tuple[bool, Category | None]:
+    """(answered, the category the judge named or ``None`` for "no")."""
+    word = reply.strip().strip("。.!！`'\"").upper()
+    if word in JUDGE_ANSWERS:
+        return True, JUDGE_ANSWERS[word]
+    return False, None

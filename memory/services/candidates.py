@@ -12,20 +12,21 @@ from __future__ import annotations
 import logging
 from collections import Counter
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
 
-from agents.models import Run
+from agents.models import Provider, Run
 from memory.extraction import parse_proposals
 from memory.factkey import evidence_in, fact_key, near_equal
 from memory.models import CoreCandidate, MemoryOp, RedlineAudit
-from memory.prompts import extract_messages
-from memory.redline import scan
+from memory.prompts import extract_messages, judge_verdict, redline_judge_messages
+from memory.redline import Category, scan
 from memory.scope import Scope
 from memory.services.audit import redline_audit_record
 from memory.services.core import candidates_for_scope, facts_for_scope
-from memory.services.llm import memory_complete
+from memory.services.llm import MemoryDeferred, memory_complete
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +59,10 @@ def candidates_extract(*, run: Run) -> int:
         if hits:
             blocked.update(hit.category.value for hit in hits)
             continue
+        judged = redline_judge(run=run, text=proposal.fact)
+        if judged is not None:
+            blocked[judged.value] += 1
+            continue
         if _merge(
             scope=scope,
             run=run,
@@ -89,6 +94,36 @@ def candidates_extract(*, run: Run) -> int:
     if blocked:
         redline_audit_record(scope=scope, source=RedlineAudit.Source.CANDIDATE, counts=blocked)
     return created
+
+
+def redline_judge(*, run: Run, text: str) -> Category | None:
+    """The third red line, for candidates only: ask the memory model itself.
+
+    Runs when the rules passed ``text`` and the agent's memory model is a real one (not
+    the offline demo model) and ``MEMORY_REDLINE_JUDGE`` is on. A named category blocks;
+    "no", a failure, a timeout or an unreadable answer leave the rules' decision, so
+    the judge can only ever add a block, never lift one. Each call is a MemoryOp.
+    """
+    if not settings.MEMORY_REDLINE_JUDGE:
+        return None
+    if run.agent.effective_memory_provider.kind == Provider.Kind.OFFLINE:
+        return None
+    try:
+        completion = memory_complete(
+            agent=run.agent,
+            messages=redline_judge_messages(text=text),
+            purpose="extract",
+            kind=MemoryOp.Kind.REDLINE_JUDGE,
+            thread_id=run.thread_id,
+            run_id=run.pk,
+        )
+    except MemoryDeferred as exc:
+        logger.warning("run %s: red-line judge unavailable (%s); rules decide", run.pk, exc.code)
+        return None
+    answered, category = judge_verdict(completion.text)
+    if not answered:
+        logger.warning("run %s: red-line judge gave no verdict; rules decide", run.pk)
+    return category
 
 
 def _merge(*, scope: Scope, run: Run, fact: str, evidence: str, confidence: float) -> bool:

@@ -438,24 +438,13 @@ def test_placeholder_does_not_lend_its_words_to_a_neighbour() -> None:
 
 
 def test_redact_reaches_a_fixed_point() -> None:
-    # The ID keeps 她 out of reach of the rank; once it is a short placeholder, she is near.
+    # The ID sits inside the grade clause about her: one grade span swallows it, and a
+    # second pass finds nothing.
     text = f"她{ID}年级第3名"
-    assert [h.category for h in scan(text)] == [Category.ID_NUMBER]
     out = redact(text)
     assert out.text == PLACEHOLDERS[Category.GRADE]
-    assert out.counts == {Category.ID_NUMBER: 1, Category.GRADE: 1}
+    assert out.counts == {Category.GRADE: 1}
     assert redact(out.text) == redline.Redaction(text=out.text, counts={})
-
-
-def test_simple_characters_are_nfkc_stable() -> None:
-    # The fast path of the normaliser copies these characters unchanged.
-    ranges = [(0x00, 0x80), (0x4E00, 0xA000)]
-    extra = "\u3001\u3002\u3008\u3009\u300a\u300b\u300c\u300d\u300e\u300f\u3010\u3011"
-    chars = [chr(c) for lo, hi in ranges for c in range(lo, hi)] + list(extra + "‘’“”")
-    for ch in chars:
-        assert not redline._SPECIAL_RE.match(ch)
-        assert unicodedata.normalize("NFKC", ch) == ch
-        assert unicodedata.category(ch) != "Cf"
 
 
 # --------------------------------------------------------------------------------------

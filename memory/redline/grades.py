@@ -1,0 +1,425 @@
+"""The grade recogniser: a student's academic outcome, said of an identifiable person.
+
+Outcomes are recognised in every form teachers and parents use, not only "subject +
+number": scores and ranks (数学58分, 年级第35名, 112/150), pass and fail and their slang
+(不及格, 挂了, 要补考, 考砸了, 红灯), qualitative results (优秀, 评了个良, 垫底, 吊车尾),
+progress and decline (从七十多提高到九十, 名次往后退了不少), a bare number or an
+approximate or Chinese numeral after an exam word (月考87, 九十出头, 三百名以后),
+transcripts and report cards (成绩单, 素质报告册), and English mixed in (failed the
+test, got a C, GPA). A trigger needs academic context in its sentence (a subject, an
+exam word, 成绩, 分, 名次 …) unless it carries its own, and is blocked when
+:func:`memory.redline.persons.subject_of` finds an identifiable person it is about.
+Paper specifications (满分100分, 本题5分), rubrics, wishes, notices, class statistics
+and team results pass.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from memory.redline.base import (
+    THRESHOLD,
+    Anchors,
+    Candidate,
+    Category,
+    Doc,
+    Finding,
+    ahead,
+    back,
+    en,
+    latin_variants,
+    sentence_windows,
+    words,
+)
+from memory.redline.persons import GROUP_RE as _GROUP_RE
+from memory.redline.persons import subject_of
+
+_SUBJECTS: Final = (
+    "语文|数学|英语|物理|化学|生物|历史|地理|政治|道德与法治|道法|科学|信息技术|体育|音乐|美术"
+)
+_ACADEMIC_RE: Final = re.compile(
+    _SUBJECTS + r"|绩点|总分|期中|期末|月考|周考|周测|模拟考|[一二三]模|中考|高考|会考|学考|考试"
+    r"|测验|测试|单元测|小测|随堂测|听写|默写|作文|成绩|分数|考核|竞赛|名次|排名|[0-9]分|考|卷"
+    r"|[主副]科|[0-9一两三四五六七八九几]门|等级|等第|评定|报告|补考|挂科|及格|口语|实验"
+    r"|排在|排到|掉到|名以后|名开外|名以内|名上下"
+    r"|"
+    + en(
+        *words(
+            "math maths english physics chemistry biology history exam exams test"
+            " tests quiz score scores grade grades gpa midterm final class"
+        )
+    )
+)
+_CN_NUM: Final = "[零一二三四五六七八九十百两〇]"
+_NUM: Final = rf"(?:[0-9]++|{_CN_NUM}++)"
+# What a rank or position number is not followed by when it counts something else.
+_NOT_RANK_TAIL: Final = (
+    r"(?!\s*(?:次|周|节|课|单元|章|题|学期|个|届|批|期|天|组|页|轮|场|阶段|部分|行|段|句|排|列"
+    r"|小题|大题|道|年|月))"
+)
+
+# (pattern, kind, needs academic context, a number a spec prefix such as 满分 disqualifies)
+_Item = tuple[re.Pattern[str], str, bool, bool]
+_ITEMS: Final[tuple[_Item, ...]] = (
+    (
+        re.compile(
+            r"[0-9](?<![0-9.][0-9])[0-9]*(?:\.[0-9]+)?\s*多?\s*(?:分(?![钟之析别成为组类配享布解子母段"
+            r"开期批层工散支针秒米贝饱熟制辨裂化流队校区院部店行担寸])|"
+            + en("point", "points", "pts", "marks")
+            + ")"
+        ),
+        "score",
+        True,
+        True,
+    ),
+    (
+        re.compile(
+            rf"(?:得分|分数|成绩|总分|绩点|{en('score', 'scored', 'scores', 'gpa')})"
+            r"\s*(?:是|为|:|of|is|was|only|只有)?\s*"
+            r"[0-9]+(?:\.[0-9]+)?(?![0-9.]|\s*(?:分|%|人|名|题|道|个|门|次|年|月|日|号|页|课|章|节"
+            r"|届|级|班|天|周|小时))"
+        ),
+        "score_word",
+        False,
+        True,
+    ),
+    (
+        re.compile(
+            r"(?:语文|数学|英语|物理|化学|生物|历史|地理|政治|道法|科学)\s*:?\s*[0-9]{1,3}"
+            r"(?:\.[0-9])?(?![0-9.]|\s*(?:年|班|届|题|道|页|课|章|节|单元|册|版|分|个|次|人|%|级"
+            r"|小时|天|周|号|期|讲|套|张|份|遍|篇|本|上|下))"
+        ),
+        "score_subject",
+        False,
+        True,
+    ),
+    (
+        re.compile(r"[0-9](?<![0-9./][0-9])[0-9]{0,2}(?:\.[0-9]+)?\s*/\s*[0-9]{2,3}(?![0-9/])"),
+        "fraction",
+        True,
+        True,
+    ),
+    (
+        re.compile(
+            r"(?:等级|评级|等第|成绩|得了|拿了|考了|得到|评为|获评|获得|是|"
+            + en("grade", "graded", "grades", "got", "get", "an", "a")
+            + r")\s*个?"
+            r"[\u4e00-\u9fff]{0,3}?(?:是|为|:|of|is|was|an?)?\s*[A-F][+-]?(?![A-Za-z0-9])"
+        ),
+        "letter",
+        True,
+        False,
+    ),
+    (
+        # A bare number or numeral right after an exam word: 月考87, 期中112, 测验七十三.
+        re.compile(
+            r"(?:月考|期中|期末|测验|小测|周测|周考|模拟考|[一二三]模|单元测试|考试|卷子|听写|默写|quiz"
+            r"|test|midterm|final)(?:总分|成绩|数学|语文|英语|物理|化学|[^0-9,:;。!?]{0,4}?)"
+            r"(?:考了个?|得了|只有|才|是|为|拿了)?\s*"
+            rf"(?:[0-9]{{2,3}}(?:\.[0-9])?|{_CN_NUM}{{2,5}})"
+            r"(?![0-9.%]|\s*(?:分钟|道|题|个|人|页|名|%|年|月|日|号|次|天|周|小时|秒|分之|套|张|份|篇"
+            r"|课|章|节|单元))"
+        ),
+        "bare_number",
+        False,
+        True,
+    ),
+    (
+        # Approximate numerals by their tail: 九十出头, 八十来分, 三百名以后, 二十名上下.
+        re.compile(
+            rf"(?:{_CN_NUM}|[0-9])+\s*(?:出头|来分|多分|几分|分左右|多|几)?\s*"
+            r"(?:出头|来分|分左右|左右|上下|开外|名以后|名开外|名以内|名上下|以内|以后|名开外)"
+        ),
+        "approx_tail",
+        True,
+        True,
+    ),
+    (
+        # Other approximate and Chinese numerals: 刚过一百, 将近满分, 前五十, 才考了六十多,
+        # 总分一百二十多. Every branch starts with one of its anchors, so it is matched at
+        # the anchors only (_MATCH_AT_ANCHOR).
+        re.compile(
+            rf"刚过\s*(?:{_CN_NUM}+|[0-9]+)|(?:将近|接近|差点)满分"
+            r"|(?:考了?|拿了?|得了?|测|考试|测验|听写|默写)\s*满分(?![作卷答范标试题0-9])"
+            rf"|(?:年级|班级|班里|全班)前\s*(?:{_CN_NUM}+|[0-9]+)\s*名?(?![0-9]){_NOT_RANK_TAIL}"
+            rf"|前\s*(?:{_CN_NUM}+|[0-9]+)\s*名?(?![0-9]){_NOT_RANK_TAIL}"
+            rf"|(?:考了|只考了?|才考了?|考到|只有|才|得了|才得了?|拿了)\s*(?:{_CN_NUM}{{1,5}}|[0-9]{{1,3}})多?"
+            r"(?![0-9分])"
+            rf"|(?:总分|分数|成绩|数学|语文|英语|物理|化学|生物|历史|地理)\s*{_CN_NUM}{{2,6}}多?"
+        ),
+        "approx",
+        True,
+        True,
+    ),
+    (
+        re.compile(rf"{_CN_NUM}{{2,5}}多?\s*分(?![钟之])"),
+        "approx_score",
+        True,
+        True,
+    ),
+    (
+        re.compile(
+            rf"(?:排名|名次)\s*(?:是|为|:)?\s*(?:倒数)?\s*(?:第\s*)?{_NUM}(?:\s*名)?{_NOT_RANK_TAIL}"
+            + rf"|{en('rank', 'ranked')}\s*(?:#|[Nn]o\.?\s*)?[0-9]+"
+        ),
+        "rank_word",
+        False,
+        False,
+    ),
+    (
+        re.compile(
+            r"(?:年级|班级|班上|班里|全班|全校|全年级|级部|全区|全市|全县|全省)\s*(?:排名|排)?\s*"
+            rf"(?:倒数)?\s*第\s*{_NUM}(?:\s*名)?{_NOT_RANK_TAIL}"
+        ),
+        "rank_scope",
+        False,
+        False,
+    ),
+    (
+        re.compile(
+            rf"倒数\s*第\s*{_NUM}(?:\s*名|{_NOT_RANK_TAIL})|第\s*{_NUM}\s*名|倒数几名|名次|排名"
+        ),
+        "rank_plain",
+        True,
+        False,
+    ),
+    (
+        # Pass and fail, slang included; strong words carry their own context.
+        re.compile(
+            r"不及格|没及格|没有及格|刚及格|刚刚及格|勉强及格|及格边缘|挂科|挂了|挂掉|挂[了掉]?[一两三四几0-9]门"
+            r"|补考|重修|红灯|不合格|没过关|没过|没通过|没达标|不达标|考砸|考崩|考糊|考炸|考得?稀烂"
+            r"|一塌糊涂|考得?[^,。!?;]{0,3}?(?:很差|太差|真差|差劲|差多了|不理想|很好|不错|挺好|很棒|糟糕)"
+            r"|考(?:得|的)?(?:很|太|真|特别|非常|挺)?(?:差|好|烂)"
+            r"|(?<![A-Za-z])(?:failed|fails|flunked|barely passed|passed)(?![A-Za-z])"
+            r"|(?<![A-Za-z])(?:below|above) average(?![A-Za-z])"
+            r"|(?<![A-Za-z])ranked (?:last|first|top|bottom)(?![A-Za-z])"
+        ),
+        "pass_fail",
+        True,
+        False,
+    ),
+    (
+        # Qualitative results and standing.
+        re.compile(
+            r"全优|全A|优秀|良好|(?:得了|拿了|评了|评为|被评为|是|都是|等级是|等级为|等第是)个?[优良中差]"
+            r"(?![秀好等点势质美异])|合格|中下游|中上游|下游|吊车尾|垫底|数一数二|学霸|学渣|最差|倒数"
+            r"|成绩(?:很|太|特别|非常|挺|比较|一直|还)?(?:差|好|一般|不好|不错|优异|拔尖|平平)"
+            r"|(?:学|考)得一般"
+        ),
+        "qualitative",
+        True,
+        False,
+    ),
+    (
+        # Progress and decline over time.
+        re.compile(
+            r"进步|退步|提高了|提高到|提到|下滑|下降|往后退|往前挪|往前|往后|往下掉|掉到|掉了|升到|滑到"
+            r"|比上次[^,。!?;]{0,6}?(?:少|多|高|低|差|好)|少了[^,。!?;]{0,4}分|多了[^,。!?;]{0,4}分"
+            r"|(?<![A-Za-z])(?:improved|dropped|declined)(?![A-Za-z])"
+        ),
+        "progress",
+        True,
+        False,
+    ),
+    (
+        re.compile(
+            r"成绩单|成绩表|成绩条|分数条|分数单|成绩册|成绩报告单?|素质报告[册单]|报告册|成绩记录"
+            r"|各科成绩|考试成绩|综合素质评价|排名表|排名榜|report card|transcript"
+        ),
+        "transcript",
+        False,
+        False,
+    ),
+)
+
+_SUBJECT_WORDS: Final = tuple(_SUBJECTS.split("|"))
+_CN_DIGITS: Final = tuple("零一二三四五六七八九十百两〇")
+# Literals every match of a pattern contains (see memory.redline.base.Anchors). Patterns
+# without an entry start with a literal or a small class and scan the whole text faster
+# than the anchors would.
+_ANCHORS: Final = Anchors(
+    {
+        "score_word": ("得分", "分数", "成绩", "总分", "绩点", *latin_variants("score", "gpa")),
+        "letter": tuple("ABCDEF"),
+        "bare_number": (
+            *("月考", "期中", "期末", "测验", "小测", "周测", "周考", "模拟考", "一模", "二模"),
+            *("三模", "单元测试", "考试", "卷子", "听写", "默写"),
+            *latin_variants("quiz", "test", "midterm", "final"),
+        ),
+        "approx_tail": ("出头", "来分", "左右", "上下", "开外", "以后", "以内"),
+        "approx": (
+            *(
+                "刚过",
+                "将近",
+                "接近",
+                "差点",
+                "考",
+                "拿",
+                "得",
+                "测",
+                "听写",
+                "默写",
+                "年级",
+                "班级",
+            ),
+            *("班里", "全班", "前", "只考", "才考", "只有", "才", "总分", "分数", "成绩"),
+            *("数学", "语文", "英语", "物理", "化学", "生物", "历史", "地理"),
+        ),
+        "rank_word": ("排名", "名次", *latin_variants("rank", "ranked")),
+        "pass_fail": (
+            *("及格", "挂", "补考", "重修", "红灯", "合格", "没过", "没通过", "达标", "考", "糊涂"),
+            *latin_variants("failed", "fails", "flunked", "passed", "average", "ranked"),
+        ),
+        "qualitative": (
+            *("优", "良", "中", "差", "合格", "游", "吊车尾", "垫底", "数一数二", "学霸", "学渣"),
+            *("倒数", "成绩", "一般", "全A"),
+        ),
+        "progress": (
+            *("进步", "退步", "提高", "提到", "下滑", "下降", "往", "掉", "升到", "滑到", "比上次"),
+            *("少了", "多了", *latin_variants("improved", "dropped", "declined")),
+        ),
+    }
+)
+
+
+# A score right after these describes the paper, not a result: 满分100分, 每小题3分, 占10分
+# (but 考了满分100分 is a result).
+_SPEC_PREFIX_RE: Final = re.compile(
+    r"(?:(?<!考了)(?<!得了)(?<!拿了)(?<!考到)(?<![考得拿])满分|总分值|分值|优秀线|及格线|分数线"
+    r"|每(?:个?小题|小问|道题?|题|空|问|个|项|处|格|一题|一问|部分|篇|步)"
+    r"|本题|该题|此题|这题|本大题|本小题|这道题|小题|大题|压轴题"
+    r"|共|占|计|合计|总计|一共|及格|录取线|试卷|卷面|全卷|本卷|卷子|整卷|题目|时间|时长|限时"
+    r"|定为|定在|设为|改成|改为|从)"
+    r"(?:的)?(?:总分|满分)?\s*(?:为|是|:|有|了|约|达)?\s*$"
+)
+# The trigger describes the paper, a rubric or a plan, not a result.
+_SPEC_CONTEXT_RE: Final = re.compile(
+    r"评分|标准|细则|分为|分成|档|等级评价|满分|每题|每小题|每空|分值|出一份|出一套|出题|试卷[^,。]{0,6}"
+    r"(?:分|题)|设计|模板|评价量表|及格线|优秀线|定为|公布|查卷|签字|名单|通知|统计|分布|人数"
+)
+_RESULT_RE: Final = re.compile(
+    r"考了|考到|考得|考出|得了|得到|拿了|拿到|获得|得分|分数是|分数为|成绩是|成绩为|成绩:|只有"
+    r"|排名|排在|名列|位列|只考|才考|仅考|" + en("scored", "got", "received", "earned", "ranked")
+)
+_TEMPLATE_AFTER_RE: Final = re.compile(r"^.{0,4}?(?:模板|模版|格式|样式|样板|表头|设计|制作|怎么)")
+# A rank in a competition or a sports event is not an academic result (unless an exam or
+# a subject is named too): 绘画比赛第一名, 一百米第三名.
+_COMPETITION_RE: Final = re.compile(
+    r"比赛|大赛|运动会|体育节|艺术节|演讲|朗诵|歌唱|歌咏|合唱|绘画|书法|舞蹈|[0-9一二三四五六七八九十百千]+米"
+    r"|跳远|跳高|长跑|短跑|游泳|球赛|象棋|围棋|" + en("race", "match", "tournament", "contest")
+)
+_EXAM_RE: Final = re.compile(
+    r"语文|数学|英语|物理|化学|生物|历史|地理|政治|道法|科学"
+    + r"|期中|期末|月考|周测|考试|测验|模拟考|[一二三]模|中考|高考|成绩|分数|"
+    + en("exam", "test", "quiz", "midterm", "final", "math", "maths", "english", "physics")
+)
+_COMPETITION_KINDS: Final = frozenset(
+    {"rank_word", "rank_scope", "rank_plain", "approx", "approx_tail", "qualitative", "pass_fail"}
+)
+# Kinds whose words often describe a rubric or a plan; the spec context vetoes them.
+_SPEC_VETOED: Final = frozenset(
+    {
+        "pass_fail",
+        "qualitative",
+        "letter",
+        "approx",
+        "approx_tail",
+        "approx_score",
+        "transcript",
+        "progress",
+    }
+)
+
+
+class GradeRecogniser:
+    category = Category.GRADE
+
+    def find(self, doc: Doc) -> list[Candidate]:
+        out: list[Candidate] = []
+        anchored = _ANCHORS.positions(doc.text)
+        for pattern, kind, _, _ in _ITEMS:
+            if kind not in _ANCHORED:
+                out += [Candidate(m.start(), m.end(), kind) for m in pattern.finditer(doc.text)]
+                continue
+            positions = anchored.get(kind)
+            if not positions:
+                continue
+            if kind in _MATCH_AT_ANCHOR:
+                for pos in sorted(set(positions)):
+                    m = pattern.match(doc.text, pos)
+                    if m is not None:
+                        out.append(Candidate(m.start(), m.end(), kind))
+                continue
+            for lo, hi in sentence_windows(doc, positions):
+                for m in pattern.finditer(doc.text, lo, hi):
+                    out.append(Candidate(m.start(), m.end(), kind))
+        return out
+
+    def validate(self, doc: Doc, candidate: Candidate) -> bool:
+        value = doc.text[candidate.start : candidate.end]
+        if candidate.kind == "fraction":
+            got, _, full = value.partition("/")
+            return float(got) <= float(full)  # 58/100 is a score; 9/3 or 150/120 is not
+        return True
+
+    def score(self, doc: Doc, candidate: Candidate) -> Finding:
+        text = doc.text
+        start, end, kind = candidate.start, candidate.end, candidate.kind
+        trigger = text[start:end]
+
+        def finding(score: float, *reasons: str) -> Finding:
+            # A blocked trigger takes its clause with it; a rejected one keeps its own span
+            # (working out clauses for every rejected number would cost most of the scan).
+            lo, hi = doc.clause_span(start, end) if score >= THRESHOLD else (start, end)
+            return Finding(Category.GRADE, lo, hi, score, reasons, trigger)
+
+        needs_context, spec_sensitive = _FLAGS[kind]
+        lo, hi = doc.sentence(start)
+        # The cheapest veto first: the number describes the paper (满分100分, 每题3分).
+        if spec_sensitive and _SPEC_PREFIX_RE.search(text, max(lo, start - 8), start):
+            return finding(0.1, "describes the paper (满分, 每题, 本题 …)")
+        if needs_context and not _ACADEMIC_RE.search(
+            text, back(text, start, lo, 16), ahead(text, end, hi, 16)
+        ):
+            return finding(0.0, "no academic context near it")
+        if kind in _SPEC_VETOED and (
+            _SPEC_CONTEXT_RE.search(text, lo, start) or _SPEC_CONTEXT_RE.search(text, end, hi)
+        ):
+            return finding(0.1, "a rubric, a paper or a notice, not a result")
+        if (
+            kind in _COMPETITION_KINDS
+            and _COMPETITION_RE.search(text, lo, hi)
+            and not _EXAM_RE.search(text, lo, hi)
+        ):
+            return finding(0.1, "a competition or sports result, not a grade")
+        if kind == "transcript" and _TEMPLATE_AFTER_RE.match(text[end : end + 8]):
+            return finding(0.1, "a template, not someone's transcript")
+        subject = subject_of(doc, start, end, self_counts=False)
+        if subject.generic and subject.person is None:
+            # 数学考了58分: the result verb implies a pupil the teacher is talking about.
+            if (
+                subject.generic == "no identifiable person"
+                and kind.startswith(("score", "rank"))
+                and _RESULT_RE.search(text, max(lo, start - 6), end)
+                and not _GROUP_RE.search(text, lo, start)
+            ):
+                return finding(0.6, "a result verb with an implied pupil")
+            return finding(0.2, f"generic: {subject.generic}")
+        if subject.generic:
+            return finding(0.2, f"generic: {subject.generic}")
+        assert subject.person is not None
+        who = text[subject.person.start : subject.person.end]
+        if kind == "transcript" and subject.person.kind == "weak":
+            return finding(0.3, "a transcript without a specific owner")
+        return finding(
+            subject.weight, f"{kind} ({trigger})", f"about {who} ({subject.person.kind})"
+        )
+
+
+_ANCHORED: Final = frozenset(_ANCHORS.keys)
+# Kinds whose every match starts with one of their anchors: tried at the anchors only.
+_MATCH_AT_ANCHOR: Final = frozenset({"approx"})
+_FLAGS: Final[dict[str, tuple[bool, bool]]] = {
+    kind: (needs, spec) for _, kind, needs, spec in _ITEMS
+}

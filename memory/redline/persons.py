@@ -1,0 +1,367 @@
+"""Who is meant: person references in a sentence, and whether a statement is generic.
+
+Grades and health are on the red line only when they are about an identifiable person.
+This module finds the references to people in a sentence and judges the subject of a
+statement. It combines a Chinese segmenter with rules:
+
+* **Names** come from rjieba (the jieba-rs binding; MIT; its dictionary and HMM model
+  ship inside the wheel, so it works offline): tokens it tags as person names (``nr``,
+  ``nrfg``, ``nrt``), a one-character surname token it tags ``nr`` followed by a given
+  name it did not recognise (笪 + 浩然), and a bracketed real name after a nickname.
+  A name that is itself an entry of the segmenter's dictionary (鲁迅, 林黛玉) is a public
+  figure or a character; it counts only when the sentence also places it in school life
+  (这次, 期末, 同学 …). Private people are rarely dictionary words.
+* **Latin names** (Tom, Lily): a capitalised word that is not a common English word.
+* **Seat numbers** (12号同学, 学号17的同学), **role nouns** (我家孩子, 那个女生, 班长,
+  课代表, 同桌), **pronouns** (他, 她, TA, he, she) and the speaker (我, for health).
+* **"X对…"**: an unknown word heading a clause before 对 (佘明远对芒果过敏).
+
+The subject is *generic* — and the statement passes — when the sentence is about a
+text under study or fiction (《…》, 课文, 小说, 主人公), a hypothesis or a wish (如果,
+希望, 预防), an exam item's patient (患者, 某同学, 甲同学), a relative clause addressed
+to a group (有哮喘的同学…, 不及格的同学…), or a group, team or class statistic (全班,
+接力队, 及格率, 12人).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Final
+
+import rjieba
+
+from memory.redline.base import Doc, words
+
+__all__ = ["GROUP_RE", "PersonRef", "Subject", "persons", "segment", "subject_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class PersonRef:
+    """A reference to a person, in view offsets; ``weight`` is how identifiable it is."""
+
+    start: int
+    end: int
+    kind: str
+    weight: float
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """Who a statement is about: the reference (if any) and why it is generic (if it is)."""
+
+    person: PersonRef | None
+    generic: str  # empty when the statement is about ``person``
+
+    @property
+    def weight(self) -> float:
+        if self.generic or self.person is None:
+            return 0.0
+        return self.person.weight
+
+
+_CJK: Final = "\u4e00-\u9fff"
+_NAME_TAGS: Final = frozenset({"nr", "nrfg", "nrt"})
+_SURNAME_TAGS: Final = frozenset({"nr", "zg"})
+# Tokens the segmenter's dictionary tags as names but that are common words in our
+# texts (found by measurement on the development set, not a surname list).
+_NOT_NAMES: Final = frozenset(words("过敏 封建礼教 明白 文明 高明 光明 黎明 时光 英明"))
+# The segmenter sometimes tags "很可爱" or "此问题" as a name; a name never starts with
+# an adverb or a demonstrative.
+_NOT_NAME_FIRST: Final = frozenset("很此这那太最更都也就还才又再好真挺让被把")
+# Kinship words are people, but not someone a memory could identify: weak references.
+_KINSHIP: Final = frozenset(
+    words("妈妈 爸爸 奶奶 爷爷 姥姥 姥爷 哥哥 姐姐 弟弟 妹妹 叔叔 伯伯 舅舅 婶婶")
+)
+# Given-name tokens that are grammar, not names, after a surname-like character.
+_FUNCTION_TAGS: Final = frozenset(
+    {"p", "c", "u", "uj", "ul", "ud", "uz", "ug", "uv", "y", "e", "o", "x", "m", "q", "r", "f"}
+)
+
+# A capitalised Latin word that is a common English word is not a name.
+_EN_COMMON: Final = frozenset(
+    words(
+        "the this that these those he she it they we you i my his her our their its a an in"
+        " on at for from to with by about after before when while if and but or so not no"
+        " yes please lesson unit chapter grade class test exam exams quiz math maths english"
+        " chinese physics chemistry biology history geography science music art pe final"
+        " midterm homework teacher teachers student students mr mrs ms miss dr monday tuesday"
+        " wednesday thursday friday saturday sunday january february march april may june"
+        " july august september october november december good great nice ok hello hi dear"
+        " thanks thank today tomorrow yesterday here there what why how who where which"
+        " write read answer question choose fill keep make let use design create give find"
+        " check note remember plan review practice whatsapp wechat ppt word excel gpa id"
+        " ta qq ai is are was were be has have had do does did can could will would should"
+        " must also all any each every some many much more most very just only one two three"
+        " first last next part section reading writing listening speaking story poem text"
+        " book page level term school course subject subjects score scores result results"
+        " report card hospital doctor asthma adhd covid assistant user system"
+    )
+)
+_LATIN_NAME_RE: Final = re.compile(r"(?<![A-Za-z])[A-Z][a-z]{1,12}(?![A-Za-z])")
+
+_PRONOUN_RE: Final = re.compile(
+    r"(?<![其吉])他(?![们人乡国日处者])|她(?!们)|(?<![A-Za-z])TA(?![A-Za-z])"
+    r"|(?<![A-Za-z])(?:[Hh]e|[Ss]he|[Hh]is|[Hh]er|[Hh]im)(?![A-Za-z])"
+)
+# "帮我查一下…" is the teacher asking, not owning what follows.
+_SELF_RE: Final = re.compile(
+    r"(?<![帮给为替让请和跟与])我(?![国校市省区县们班院系部])|(?<![A-Za-z])(?:I|[Mm]y|me)(?![A-Za-z])"
+)
+_KIN: Final = (
+    "孩子|娃|闺女|儿子|女儿|小子|那小子|丫头|宝贝|老大|老二|老三|外甥女?|侄子|侄女|孙子|孙女"
+    "|外孙女?"
+)
+_ROLE_RE: Final = re.compile(
+    rf"(?:我|俺|咱)(?:们)?家(?:的)?(?:{_KIN})|(?:我|俺|咱)的?(?:{_KIN})"
+    rf"|(?:这|那|该|此)(?:个|位|名)?[{_CJK}]{{0,4}}?"
+    r"(?:学生|同学|孩子|男生|女生|男孩|女孩|小朋友|转学生|插班生|新生|娃|丫头|小子)"
+    r"|该生|此生|儿子|女儿|闺女"
+    r"|(?<![A-Za-z])(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er) (?:son|daughter|kid|child|boy|girl)(?![A-Za-z])"
+    r"|副?班长|[学体文劳宣纪]\S?委员|[\u4e00-\u9fff]{0,2}课代表|小?组长|团支书|同桌|室友|舍友"
+    r"|转学生|插班生"
+)
+# Bare 孩子/学生 in a parent's or teacher's remark usually means one child, but weakly.
+_WEAK_RE: Final = re.compile(r"孩子|学生|宝宝|小孩|儿童|老师|student|kid|child", re.IGNORECASE)
+_SEAT_RE: Final = re.compile(
+    r"(?:学号\s*)?[0-9]{1,2}\s*号(?:同学|学生|男生|女生|小朋友)"
+    r"|学号\s*[0-9]{1,3}(?:的)?(?:同学|学生)?"
+    rf"|(?:(?<![{_CJK}0-9])|(?<=班里)|(?<=班上)|(?<=组))[0-9]{{1,2}}\s*号"
+    r"(?![楼线床门房馆车路口单码位栋层下上晚前之以开截交放考到~-])"
+)
+_BRACKET_RE: Final = re.compile(rf"[(（]([{_CJK}]{{2,4}}|[A-Z][a-z]{{1,12}})[)）]")
+# An unknown word heading a clause right before 对: 佘明远对芒果过敏.
+_X_DUI_RE: Final = re.compile(rf"(?:^|(?<=[,:;\s]))([{_CJK}]{{2,4}}?)对")
+_NICK_RE: Final = re.compile(rf"(?:小|阿)[{_CJK}]|([{_CJK}])\1")
+_NICK_TAGS: Final = frozenset({"nr", "nrfg", "nrt", "nz", "z", "n"})
+_NICK_STOP: Final = frozenset(
+    words(
+        "小学 小题 小组 小时 小测 小考 小节 小结 小说 小数 小孩 小朋 小班 小升 小初 小心 小字"
+        " 小到 小于 小区 小卖 小草 小树 小鸟 小狗 小猫 小吃 小事 小明 小红 阿姨"
+    )
+)
+# A school-life anchor that makes a dictionary name (王小明, 孙悦) a real pupil.
+_SCHOOL_LIFE_RE: Final = re.compile(
+    r"这次|上次|这学期|本学期|上学期|期中|期末|月考|周测|最近|昨天|今天|明天|上周|下周|同学|班里"
+    r"|班上|我家|家长|老师|考了|住院|请假"
+)
+
+# --------------------------------------------------------------------------------------
+# Generic subjects
+# --------------------------------------------------------------------------------------
+
+_FICTION_RE: Final = re.compile(
+    r"《|课文|文中|小说|主人公|主角|作者|诗人|诗中|名著|人物形象|故事|情节|剧中|电影|童话|寓言"
+    r"|传记|原文|这首诗|这篇文章|书中|书里|作品|角色|成语|典故"
+)
+_HYPOTHETICAL_RE: Final = re.compile(
+    r"如果|假如|假设|万一|要是|若是|倘若|一旦|希望|争取|目标|力争|防止|避免|预防|以免|怎么办"
+    r"|如何|怎样|会不会|能不能|是否|为什么|不想|不要|不会|免受|害怕|怕|担心"
+    r"|(?<![A-Za-z])(?:if|whether)(?![A-Za-z])"
+)
+# The nearest subject is an animal or a thing: 小狗发烧了, 它生病了.
+_NONHUMAN_RE: Final = re.compile(
+    r"(?<![对吃把给喂和跟])(?:它|它们|狗|猫|宠物|小狗|小猫|狗狗|猫咪|鱼|鸟|兔子|仓鼠|乌龟|花(?![生粉椒])"
+    r"|植物|树)(?:[^,;。!?]{0,4})$"
+)
+_EXAM_ITEM_RE: Final = re.compile(
+    r"患者|病人|病例|病患|某人|某患者|某同学|某学生|某生|某位|[甲乙丙丁](?:同学|某|学生)"
+    r"|(?<![A-Za-z])(?:a patient|the patient|patients)(?![A-Za-z])"
+)
+GROUP_RE: Final = re.compile(
+    r"全班|全年级|全校|全体|大家|同学们|学生们|孩子们|各位|所有|每个|每位|每一位|有的|有些"
+    r"|部分|多数|少数|一些|这届|整体|平均|人数|及格率|优秀率|合格率|升学率|近视率|肥胖率|[0-9]+人"
+    r"|[一二三四五六七八九十几]+个?人|我们班|我班|本班|[0-9一二三四五六七八九十]+班(?![长主])"
+    r"|班级(?![第前排倒])|接力队|篮球队|足球队|代表队|[一-龥]{0,2}队(?![长员])|小组|我们组|团体|我校"
+    r"|(?<![A-Za-z])(?:class average|everyone|all students)(?![A-Za-z])"
+)
+# A bare 学生/孩子 that is a group or the object of the teacher's action is nobody in
+# particular: 每个学生, 大部分学生, 给学生出题, 让孩子复习.
+_GOVERNED_RE: Final = re.compile(
+    r"(?:给|为|让|帮|替|教|对|向|带|带领|要求|指导|辅导|请|叫|组织|安排|鼓励|提醒|通知|告诉|督促"
+    r"|全体|所有|每个|每位|每一个|各位|多数|部分|很多|一些|有些|有的|哪些|适合|面向|针对|大部分"
+    r"|这届|我校|本校|全校|全班|初中|高中|小学|中学)的?$"
+)
+# A rate or a count right after the trigger: 近视率, 不及格人数.
+_STATISTIC_AFTER_RE: Final = re.compile(r"\s*(?:率|人数|比例|的人数|的比例|的学生人数)")
+# A relative clause addressed to a group: 有哮喘的同学…, 不及格的同学请…
+_RELATIVE_RE: Final = re.compile(
+    r"的(?:同学|学生|孩子|人|小朋友|家长|老师|学员)(?!的|家长|名字|在|是[^的]{0,6}的)"
+)
+
+
+@lru_cache(maxsize=4096)
+def segment(sentence: str) -> tuple[tuple[str, str], ...]:
+    """The segmenter's (word, part-of-speech) pairs of a sentence (bounded cache: summaries
+    and facts are scanned again when they are injected)."""
+    return tuple(rjieba.tag(sentence))
+
+
+def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
+    refs: list[PersonRef] = []
+    pos = 0
+    tags = segment(sentence)
+    school_life = _SCHOOL_LIFE_RE.search(sentence) is not None
+    for i, (word, tag) in enumerate(tags):
+        start, pos = pos, pos + len(word)
+        if word in _NOT_NAMES or word[0] in _NOT_NAME_FIRST:
+            continue
+        nxt, nxt_tag = tags[i + 1] if i + 1 < len(tags) else ("", "x")
+        if tag in _SURNAME_TAGS and len(word) <= 2 and _given_name(nxt, nxt_tag):
+            # A surname the dictionary knows, then a given name it did not: 笪 + 浩然,
+            # 闻人 + 越, 宁静 + 怡.
+            refs.append(PersonRef(base + start, base + pos + len(nxt), "name", 0.85))
+        elif tag in _NAME_TAGS and len(word) >= 2:
+            # A dictionary name (鲁迅, 林黛玉) is a public figure or a character unless
+            # the sentence places it in school life; private names are rarely entries.
+            public = (
+                rjieba.has_word(word)
+                and not word.endswith(("老师", "同学"))
+                and not _NICK_RE.fullmatch(word)  # 娜娜, 豆豆: a pet name, not a figure
+            )
+            weight = (0.6 if school_life else 0.45) if public else 0.9
+            refs.append(PersonRef(base + start, base + pos, "name", weight))
+        elif (
+            tag in _NICK_TAGS
+            and len(word) == 2
+            and _NICK_RE.fullmatch(word)
+            and word not in _NICK_STOP
+        ):
+            weak = word in _KINSHIP
+            refs.append(
+                PersonRef(
+                    base + start, base + pos, "weak" if weak else "nickname", 0.55 if weak else 0.8
+                )
+            )
+    return refs
+
+
+def _given_name(word: str, tag: str) -> bool:
+    """Whether a token can be the given name after a surname token."""
+    return (
+        1 <= len(word) <= 2
+        and word.isalpha()
+        and "\u4e00" <= word[0] <= "\u9fff"
+        and tag not in _FUNCTION_TAGS
+        and tag not in ("t", "s", "eng")
+    )
+
+
+# Time and exam words that the segmenter glues to a following name (月考张三 → 月/考张/三):
+# the rest of the clause is segmented again on its own.
+_LEAD_RE: Final = re.compile(
+    r"(?:这次|上次|本次|这回|上回|这学期|上学期|本学期|今天|昨天|最近|期中|期末|月考|周测|周考|模拟考"
+    r"|[一二三]模|考试|测验|听写|默写)+"
+)
+
+
+def _resegmented_names(sentence: str, base: int) -> list[PersonRef]:
+    refs: list[PersonRef] = []
+    for m in _LEAD_RE.finditer(sentence):
+        if m.end() < len(sentence):
+            rest = m.end()
+            refs += [
+                r for r in _segmenter_names(sentence[rest:], base + rest) if r.start == base + rest
+            ]
+    return refs
+
+
+def persons(doc: Doc, lo: int, hi: int) -> list[PersonRef]:
+    """Every person reference of the sentence [lo, hi), sorted by start (cached)."""
+    key = (lo, hi)
+    cached = doc._persons.get(key)
+    if cached is not None:
+        return cached
+    text = doc.text
+    sentence = text[lo:hi]
+    refs = _segmenter_names(sentence, lo)
+    known = {(r.start, r.end) for r in refs}
+    refs += [r for r in _resegmented_names(sentence, lo) if (r.start, r.end) not in known]
+    for m in _LATIN_NAME_RE.finditer(sentence):
+        if m.group().lower() not in _EN_COMMON:
+            refs.append(PersonRef(lo + m.start(), lo + m.end(), "latin", 0.85))
+    for m in _BRACKET_RE.finditer(sentence):
+        refs.append(PersonRef(lo + m.start(1), lo + m.end(1), "bracket", 0.9))
+    for m in _SEAT_RE.finditer(sentence):
+        refs.append(PersonRef(lo + m.start(), lo + m.end(), "seat", 0.85))
+    for m in _ROLE_RE.finditer(sentence):
+        refs.append(PersonRef(lo + m.start(), lo + m.end(), "role", 0.85))
+    for m in _PRONOUN_RE.finditer(sentence):
+        refs.append(PersonRef(lo + m.start(), lo + m.end(), "pronoun", 0.85))
+    for m in _SELF_RE.finditer(sentence):
+        refs.append(PersonRef(lo + m.start(), lo + m.end(), "self", 0.8))
+    for m in _WEAK_RE.finditer(sentence):
+        if sentence.startswith("们", m.end()) or _GOVERNED_RE.search(sentence, 0, m.start()):
+            continue
+        refs.append(PersonRef(lo + m.start(), lo + m.end(), "weak", 0.55))
+    for m in _X_DUI_RE.finditer(sentence):
+        head = m.group(1)
+        if (
+            not rjieba.has_word(head)
+            and not GROUP_RE.search(head)
+            and head[0] not in "这那我你他她"
+        ):
+            refs.append(PersonRef(lo + m.start(1), lo + m.end(1), "x_dui", 0.8))
+    refs.sort(key=lambda r: (r.start, -r.weight))
+    doc._persons[key] = refs
+    return refs
+
+
+def _person_adjacent(text: str, person: PersonRef, start: int) -> bool:
+    """The person directly precedes the trigger (only a few characters between)."""
+    return start - person.end <= 3 and not _NONHUMAN_RE.search(text, person.end, start)
+
+
+def subject_of(doc: Doc, start: int, end: int, *, self_counts: bool) -> Subject:
+    """Who the statement with its trigger at [start, end) is about."""
+    text = doc.text
+    lo, hi = doc.sentence(start)
+    sentence_before = text[lo:start]
+    if _FICTION_RE.search(text, lo, hi):
+        return Subject(None, "fiction or a text under study")
+    if _HYPOTHETICAL_RE.search(sentence_before):
+        return Subject(None, "a hypothesis, a wish or a question")
+    c_lo, c_hi = doc.clause(start)
+    refs = [
+        r
+        for r in persons(doc, lo, hi)
+        if (self_counts or r.kind != "self") and not (r.start < end and start < r.end)
+    ]
+    before = [r for r in refs if r.end <= start]
+    after = [r for r in refs if r.start >= end and r.end <= c_hi]
+    # The nearest reference before the trigger, preferring identifiable ones.
+    person = None
+    if before:
+        strong = [r for r in before if r.weight > 0.6]
+        person = (strong or before)[-1]
+    elif after:
+        person = after[0]
+    # A relative clause to a group (有哮喘的同学请…) unless someone is pointed at in it.
+    rel = _RELATIVE_RE.search(text, end, c_hi)
+    pointed_at = person is not None and person.kind in ("role", "seat") and person.start >= c_lo
+    if (
+        rel
+        and not pointed_at
+        and (person is None or person.start < c_lo or person.start > rel.start())
+    ):
+        return Subject(None, "addressed to a group (…的同学)")
+    if _NONHUMAN_RE.search(text, max(c_lo, start - 8), start) and (
+        person is None or not _person_adjacent(text, person, start)
+    ):
+        return Subject(None, "an animal or a thing")
+    if _STATISTIC_AFTER_RE.match(text, end):
+        return Subject(None, "a class statistic")
+    if _EXAM_ITEM_RE.search(text, lo, hi) and (person is None or person.weight < 0.9):
+        return Subject(None, "an exam item's or a textbook's patient")
+    if person is None:
+        return Subject(None, "no identifiable person")
+    # A group between the person and the trigger is what the statement is about:
+    # 他们班平均分…, 李华所在的接力队第二名.
+    gap = (person.end, start) if person.end <= start else (end, person.start)
+    group = GROUP_RE.search(text, *gap)
+    if group:
+        return Subject(person, f"a group or class ({group.group()})")
+    if person.kind == "weak" and _HYPOTHETICAL_RE.search(text, start, hi):
+        return Subject(person, "a general question")
+    return Subject(person, "")
