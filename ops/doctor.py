@@ -96,9 +96,12 @@ def check_migrations() -> CheckResult:
         return CheckResult(
             name, False, f"conflicting migrations in {apps}", "the code is broken: redeploy"
         )
-    plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
-    if plan:
-        names = [f"{migration.app_label}.{migration.name}" for migration, _ in plan]
+    # Every node of the graph, not the plan to the leaves: a plan skips an unapplied
+    # migration that sits below an applied one (a half-restored database).
+    applied = executor.loader.applied_migrations
+    missing = [key for key in executor.loader.graph.nodes if key not in applied]
+    if missing:
+        names = [f"{app}.{migration}" for app, migration in sorted(missing)]
         shown = ", ".join(names[:5]) + (" …" if len(names) > 5 else "")
         return CheckResult(
             name,
