@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "django_q",
     "agents",
     "memory",
+    "runs",
     "web",
 ]
 

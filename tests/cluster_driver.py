@@ -35,7 +35,7 @@ def main() -> None:
 
     django.setup()
     from agents.models import Agent
-    from agents.services import run_execute, run_start
+    from runs.services import run_execute, run_start
 
     agent = Agent.objects.select_related("provider").get(pk=args.agent)
     ids = []

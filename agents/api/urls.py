@@ -6,11 +6,4 @@ from agents.api import views
 urlpatterns = [
     re_path(r"^auth/token/?$", views.TokenView.as_view(), name="api-token"),
     re_path(r"^agents/?$", views.AgentListView.as_view(), name="api-agents"),
-    re_path(r"^agents/(?P<agent_id>\d{1,18})/run/?$", views.AgentRunView.as_view(), name="api-run"),
-    re_path(
-        r"^agents/(?P<agent_id>\d{1,18})/run/stream/?$",
-        views.AgentRunStreamView.as_view(),
-        name="api-run-stream",
-    ),
-    re_path(r"^runs/(?P<run_id>\d{1,18})/?$", views.RunDetailView.as_view(), name="api-run-detail"),
 ]

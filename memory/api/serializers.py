@@ -7,8 +7,6 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.api.fields import StrictCharField
-from agents.models import Run
-from agents.services import error_message
 from memory.models import Thread
 
 
@@ -54,34 +52,3 @@ class ThreadStatusQuery(serializers.Serializer):
     status = serializers.ChoiceField(
         choices=Thread.Status.choices, required=False, default=Thread.Status.ACTIVE
     )
-
-
-class ThreadRunOutput(serializers.ModelSerializer):
-    error_message = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Run
-        fields = [
-            "id",
-            "thread_id",
-            "status",
-            "input",
-            "output",
-            "error_code",
-            "error_message",
-            "context",
-            "created_at",
-            "finished_at",
-        ]
-
-    @extend_schema_field(serializers.CharField(allow_null=True))
-    def get_error_message(self, run: Run) -> str | None:
-        return error_message(run.error_code) if run.error_code else None
-
-
-class RunContextOutput(serializers.Serializer):
-    run_id = serializers.IntegerField()
-    thread_id = serializers.CharField(allow_null=True)
-    messages = serializers.ListField(child=serializers.DictField())
-    injected_text = serializers.CharField(allow_blank=True)
-    manifest = serializers.DictField()

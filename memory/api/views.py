@@ -1,4 +1,4 @@
-"""Threads and run context. Each view validates, calls one service or selector, serializes."""
+"""Threads. Each view validates, calls one service or selector, serializes."""
 
 from __future__ import annotations
 
@@ -12,14 +12,12 @@ from agents import selectors
 from agents.api.pagination import Pages
 from agents.api.views import agent_or_404
 from memory.api.serializers import (
-    RunContextOutput,
     ThreadDetailOutput,
     ThreadOutput,
     ThreadPatchInput,
-    ThreadRunOutput,
     ThreadStatusQuery,
 )
-from memory.models import RunContext, Thread
+from memory.models import Thread
 from memory.scope import Scope
 from memory.services import threads
 from memory.services.costs import thread_totals
@@ -75,34 +73,3 @@ class ThreadArchiveView(APIView):
     def post(self, request: Request, thread_id: str) -> Response:
         thread = threads.thread_archive(thread=_thread_or_404(request, thread_id))
         return Response(ThreadOutput(thread).data)
-
-
-class ThreadRunsView(APIView):
-    @extend_schema(responses={200: ThreadRunOutput(many=True)})
-    def get(self, request: Request, thread_id: str) -> Response:
-        thread = _thread_or_404(request, thread_id)
-        paginator = Pages()
-        page = paginator.paginate_queryset(threads.thread_runs(thread=thread), request, view=self)
-        return paginator.get_paginated_response(ThreadRunOutput(page, many=True).data)
-
-
-class RunContextView(APIView):
-    """What the run was given, exactly, and why (the manifest). Owner only."""
-
-    @extend_schema(responses={200: RunContextOutput})
-    def get(self, request: Request, run_id: int) -> Response:
-        run = selectors.run_get_owned(user=request.user, run_id=run_id)
-        if run is None:
-            raise Http404
-        record = RunContext.objects.filter(run_id=run.pk).first()
-        return Response(
-            RunContextOutput(
-                {
-                    "run_id": run.pk,
-                    "thread_id": run.thread_id,
-                    "messages": record.messages if record else [],
-                    "injected_text": record.injected_text if record else "",
-                    "manifest": record.manifest if record else {},
-                }
-            ).data
-        )

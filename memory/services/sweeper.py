@@ -35,7 +35,7 @@ class SweepReport:
 
 
 def _fail_stale_runs(*, now: datetime) -> int:
-    from agents.services import ERROR_STALE, run_finish
+    from runs.services import ERROR_STALE, run_finish
 
     cutoff = now - timedelta(seconds=settings.RUN_STALE_AFTER_SECONDS)
     stale = Run.objects.filter(status=Run.Status.RUNNING, started_at__lt=cutoff).select_related(
