@@ -31,6 +31,7 @@ from agents.window import WindowOverflow, fit_window
 from memory.models import RunContext
 from memory.scope import Scope
 from memory.services.context import ContinueSource, context_assemble
+from memory.services.jobs import after_run_enqueue
 from memory.services.threads import ThreadRejected, thread_for_run
 
 logger = logging.getLogger(__name__)
@@ -185,12 +186,8 @@ def run_prepare(*, run: Run) -> PreparedRun:
     return PreparedRun(messages=window.messages)
 
 
-def run_finish(
-    *, run: Run, completion: Completion | None = None, error_code: str = "", partial: str = ""
-) -> Run:
+def run_finish(*, run: Run, completion: Completion | None = None, error_code: str = "") -> Run:
     """Settle the run and enqueue its memory job, in one transaction."""
-    from memory.services.jobs import after_run_enqueue
-
     now = timezone.now()
     provider = run.agent.provider
     if completion is not None:

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from django.conf import settings
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from agents.models import Run
 from memory.models import Thread
 from memory.scope import Scope
-
-if TYPE_CHECKING:
-    from agents.models import Run
 
 
 class ThreadRejected(ValueError):
@@ -85,6 +81,4 @@ def thread_rename(*, thread: Thread, title: str) -> Thread:
 
 def thread_runs(*, thread: Thread) -> QuerySet[Run]:
     """The thread's messages, oldest first (restoring a conversation)."""
-    from agents.models import Run
-
     return Run.objects.filter(thread_id=thread.pk).order_by("created_at", "pk")
