@@ -52,7 +52,7 @@ test-crash: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy agents memory web config
+	$(VENV)/bin/mypy agents memory runs web config
 	$(PY) manage.py makemigrations --check --dry-run
 
 bench: venv

@@ -131,7 +131,7 @@ def run_start(
     """Create the run as ``running`` inside its thread. Raises :class:`RunRejected`."""
     context = dict(context or {})
     _validate_context(agent=agent, owner_id=owner_id, context=context)
-    scope = Scope(tenant_id=agent.tenant_id, agent_id=agent.pk, owner_id=owner_id)
+    scope = Scope.for_agent(agent, owner_id=owner_id)
     now = timezone.now()
     try:
         with transaction.atomic():

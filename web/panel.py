@@ -12,14 +12,13 @@ is a 404, whether it belongs to a colleague or to another school.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.validators import ProhibitNullCharactersValidator
-from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import URLPattern, path, re_path, reverse
@@ -28,13 +27,12 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from agents import selectors
-from memory.models import CoreCandidate, CoreFact
+from agents.models import Agent
+from memory.models import CoreCandidate
 from memory.scope import Scope
+from memory.selectors import candidate_get, candidates_get, fact_get
 from memory.services import facts
 from memory.services.core import candidates_for_scope, facts_for_scope
-
-if TYPE_CHECKING:
-    from agents.models import Agent
 
 # A bulk form never carries more ids than a page can show; more is not a teacher.
 BULK_MAX = 200
@@ -47,12 +45,12 @@ def _parse_id(value: str | None) -> int | None:
     return int(value)
 
 
-def _agent_or_404(request: HttpRequest, raw_id: str | None) -> Agent:
+def _agent(request: HttpRequest, raw_id: str | None) -> Agent:
+    """The agent named by the form or query (one of the teacher's), or Http404."""
     agent_id = _parse_id(raw_id)
-    agent = None if agent_id is None else selectors.agent_get(user=request.user, agent_id=agent_id)
-    if agent is None:
+    if agent_id is None:
         raise Http404
-    return agent
+    return selectors.agent_get(actor=request.user, agent_id=agent_id)
 
 
 def _actor_id(request: HttpRequest) -> int:
@@ -61,34 +59,8 @@ def _actor_id(request: HttpRequest) -> int:
 
 
 def _scope(request: HttpRequest, agent: Agent) -> Scope:
-    return Scope(tenant_id=agent.tenant_id, agent_id=agent.pk, owner_id=_actor_id(request))
-
-
-def _candidates(request: HttpRequest, agent: Agent) -> QuerySet[CoreCandidate]:
-    """The candidates this teacher may act on here: manageable and in the panel's scope."""
-    return facts.manageable_candidates(actor_id=_actor_id(request)).filter(
-        **_scope(request, agent).filter_kwargs()
-    )
-
-
-def _facts(request: HttpRequest, agent: Agent) -> QuerySet[CoreFact]:
-    return facts.manageable_facts(actor_id=_actor_id(request)).filter(
-        **_scope(request, agent).filter_kwargs()
-    )
-
-
-def _candidate_or_404(request: HttpRequest, agent: Agent, candidate_id: int) -> CoreCandidate:
-    candidate = _candidates(request, agent).filter(pk=candidate_id).first()
-    if candidate is None:
-        raise Http404
-    return candidate
-
-
-def _fact_or_404(request: HttpRequest, agent: Agent, fact_id: int) -> CoreFact:
-    fact = _facts(request, agent).filter(pk=fact_id).first()
-    if fact is None:
-        raise Http404
-    return fact
+    """The panel is one's own memory: the teacher's scope with the chosen agent."""
+    return Scope.for_agent(agent, owner_id=_actor_id(request))
 
 
 def _back(agent: Agent) -> HttpResponseRedirect:
@@ -153,10 +125,10 @@ def memory_strings() -> dict[str, str]:
 @require_GET
 @login_required
 def memory_page(request: HttpRequest) -> HttpResponse:
-    agents = list(selectors.agent_list(user=request.user))
+    agents = list(selectors.agent_list(actor=request.user))
     raw = request.GET.get("agent")
     if raw is not None:
-        agent: Agent | None = _agent_or_404(request, raw)
+        agent: Agent | None = _agent(request, raw)
     else:
         agent = agents[0] if agents else None
     context: dict[str, object] = {
@@ -187,8 +159,10 @@ def memory_page(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def candidate_confirm(request: HttpRequest, candidate_id: str) -> HttpResponse:
-    agent = _agent_or_404(request, request.POST.get("agent"))
-    candidate = _candidate_or_404(request, agent, int(candidate_id))
+    agent = _agent(request, request.POST.get("agent"))
+    candidate = candidate_get(
+        actor=request.user, candidate_id=int(candidate_id), scope=_scope(request, agent)
+    )
     try:
         text = _posted_text(request)
     except facts.FactRejected as exc:
@@ -211,8 +185,10 @@ def candidate_confirm(request: HttpRequest, candidate_id: str) -> HttpResponse:
 @require_POST
 @login_required
 def candidate_reject(request: HttpRequest, candidate_id: str) -> HttpResponse:
-    agent = _agent_or_404(request, request.POST.get("agent"))
-    candidate = _candidate_or_404(request, agent, int(candidate_id))
+    agent = _agent(request, request.POST.get("agent"))
+    candidate = candidate_get(
+        actor=request.user, candidate_id=int(candidate_id), scope=_scope(request, agent)
+    )
     try:
         facts.candidate_reject(candidate=candidate, actor_id=_actor_id(request))
     except PermissionError as exc:
@@ -224,7 +200,7 @@ def candidate_reject(request: HttpRequest, candidate_id: str) -> HttpResponse:
 @require_POST
 @login_required
 def candidate_bulk(request: HttpRequest) -> HttpResponse:
-    agent = _agent_or_404(request, request.POST.get("agent"))
+    agent = _agent(request, request.POST.get("agent"))
     action = request.POST.get("action")
     if action not in {"confirm", "delete"}:
         messages.error(request, _("请选择要执行的批量操作。"))
@@ -238,13 +214,10 @@ def candidate_bulk(request: HttpRequest) -> HttpResponse:
         messages.error(request, _("所选内容无效，请刷新页面后重试。"))
         return _back(agent)
     wanted = {i for i in ids if i is not None}
-    # Lowest confidence first: at the cap each confirmation evicts the least recently
-    # used fact, so what is confirmed last (the most confident) is the last to go.
-    found = list(
-        _candidates(request, agent).filter(pk__in=wanted).order_by("confidence", "created_at", "pk")
+    found = sorted(
+        candidates_get(actor=request.user, candidate_ids=wanted, scope=_scope(request, agent)),
+        key=lambda c: (c.confidence, c.created_at, c.pk),
     )
-    if len(found) != len(wanted):
-        raise Http404
     done = 0
     if action == "delete":
         for candidate in found:
@@ -275,8 +248,8 @@ def candidate_bulk(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def fact_update(request: HttpRequest, fact_id: str) -> HttpResponse:
-    agent = _agent_or_404(request, request.POST.get("agent"))
-    fact = _fact_or_404(request, agent, int(fact_id))
+    agent = _agent(request, request.POST.get("agent"))
+    fact = fact_get(actor=request.user, fact_id=int(fact_id), scope=_scope(request, agent))
     try:
         text = _posted_text(request)
         if text is None:
@@ -294,8 +267,8 @@ def fact_update(request: HttpRequest, fact_id: str) -> HttpResponse:
 @require_POST
 @login_required
 def fact_delete(request: HttpRequest, fact_id: str) -> HttpResponse:
-    agent = _agent_or_404(request, request.POST.get("agent"))
-    fact = _fact_or_404(request, agent, int(fact_id))
+    agent = _agent(request, request.POST.get("agent"))
+    fact = fact_get(actor=request.user, fact_id=int(fact_id), scope=_scope(request, agent))
     try:
         facts.fact_delete(fact=fact, actor_id=_actor_id(request))
     except PermissionError as exc:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.contrib.auth import authenticate
-from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.authentication import BaseAuthentication
@@ -15,14 +14,6 @@ from rest_framework.views import APIView
 
 from agents import selectors
 from agents.api.serializers import AgentOutput, TokenInput, TokenOutput
-from agents.models import Agent
-
-
-def agent_or_404(request: Request, agent_id: int) -> Agent:
-    agent = selectors.agent_get(user=request.user, agent_id=agent_id)
-    if agent is None:
-        raise Http404
-    return agent
 
 
 class TokenView(APIView):
@@ -49,5 +40,5 @@ class TokenView(APIView):
 class AgentListView(APIView):
     @extend_schema(responses={200: AgentOutput(many=True)})
     def get(self, request: Request) -> Response:
-        agents = selectors.agent_list(user=request.user)
+        agents = selectors.agent_list(actor=request.user)
         return Response(AgentOutput(agents, many=True).data)

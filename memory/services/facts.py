@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -44,23 +44,6 @@ def _actor_can_manage(*, actor_id: int, tenant_id: int, owner_id: int) -> bool:
     return Membership.objects.filter(
         user_id=actor_id, tenant_id=tenant_id, role=Membership.Role.ADMIN
     ).exists()
-
-
-def _manageable(actor_id: int) -> Q:
-    """Items in the actor's tenants that are theirs, or in a tenant they administer."""
-    memberships = Membership.objects.filter(user_id=actor_id)
-    admin_tenants = memberships.filter(role=Membership.Role.ADMIN).values("tenant_id")
-    return Q(tenant_id__in=memberships.values("tenant_id")) & (
-        Q(owner_id=actor_id) | Q(tenant_id__in=admin_tenants)
-    )
-
-
-def manageable_candidates(*, actor_id: int) -> QuerySet[CoreCandidate]:
-    return CoreCandidate.objects.filter(_manageable(actor_id))
-
-
-def manageable_facts(*, actor_id: int) -> QuerySet[CoreFact]:
-    return CoreFact.objects.filter(_manageable(actor_id))
 
 
 def _clean_text(*, text: str, scope: Scope) -> str:

@@ -54,16 +54,6 @@ def thread_list(*, scope: Scope, status: str = Thread.Status.ACTIVE) -> QuerySet
     )
 
 
-def thread_get(*, owner_id: int, thread_id: str, tenant_ids: list[int]) -> Thread | None:
-    """The caller's own thread, or None (another owner's or tenant's looks missing)."""
-    return (
-        Thread.objects.filter(pk=thread_id, owner_id=owner_id, tenant_id__in=tenant_ids)
-        .select_related("agent", "agent__provider", "agent__memory_provider")
-        .annotate(run_count=Count("runs"))
-        .first()
-    )
-
-
 def thread_archive(*, thread: Thread) -> Thread:
     """Idempotent: archiving an archived thread changes nothing."""
     if thread.status != Thread.Status.ARCHIVED:

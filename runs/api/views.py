@@ -5,7 +5,6 @@ Each view validates, calls one service or selector, serializes.
 
 from __future__ import annotations
 
-from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
@@ -13,15 +12,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents import selectors
 from agents.api.pagination import Pages
-from agents.api.views import agent_or_404
 from agents.models import Agent, Run
+from agents.selectors import agent_get
 from memory.models import RunContext
+from memory.selectors import thread_get
 from memory.services import threads
 from runs import services
 from runs.api.serializers import RunContextOutput, RunInput, RunOutput, ThreadRunOutput
 from runs.api.sse import EventStreamRenderer, run_event_stream, stream_response
+from runs.selectors import run_get
 
 
 def _start(request: Request, agent: Agent) -> Run:
@@ -44,7 +44,7 @@ class AgentRunView(APIView):
 
     @extend_schema(request=RunInput, responses={200: RunOutput})
     def post(self, request: Request, agent_id: int) -> Response:
-        agent = agent_or_404(request, agent_id)
+        agent = agent_get(actor=request.user, agent_id=agent_id)
         run = _start(request, agent)
         run = services.run_execute(run=run)
         return Response(RunOutput(run).data)
@@ -64,7 +64,7 @@ class AgentRunStreamView(APIView):
         responses={200: OpenApiResponse(description="text/event-stream of run events")},
     )
     def post(self, request: Request, agent_id: int) -> object:
-        agent = agent_or_404(request, agent_id)
+        agent = agent_get(actor=request.user, agent_id=agent_id)
         run = _start(request, agent)
         events = services.run_stream(run=run)
         return stream_response(
@@ -75,22 +75,13 @@ class AgentRunStreamView(APIView):
 class RunDetailView(APIView):
     @extend_schema(responses={200: RunOutput})
     def get(self, request: Request, run_id: int) -> Response:
-        run = selectors.run_get(user=request.user, run_id=run_id)
-        if run is None:
-            raise Http404
-        return Response(RunOutput(run).data)
+        return Response(RunOutput(run_get(actor=request.user, run_id=run_id)).data)
 
 
 class ThreadRunsView(APIView):
     @extend_schema(responses={200: ThreadRunOutput(many=True)})
     def get(self, request: Request, thread_id: str) -> Response:
-        thread = threads.thread_get(
-            owner_id=request.user.pk,
-            thread_id=thread_id,
-            tenant_ids=selectors.tenant_ids_for(request.user),
-        )
-        if thread is None:
-            raise Http404
+        thread = thread_get(actor=request.user, thread_id=thread_id)
         paginator = Pages()
         page = paginator.paginate_queryset(threads.thread_runs(thread=thread), request, view=self)
         return paginator.get_paginated_response(ThreadRunOutput(page, many=True).data)
@@ -101,9 +92,7 @@ class RunContextView(APIView):
 
     @extend_schema(responses={200: RunContextOutput})
     def get(self, request: Request, run_id: int) -> Response:
-        run = selectors.run_get_owned(user=request.user, run_id=run_id)
-        if run is None:
-            raise Http404
+        run = run_get(actor=request.user, run_id=run_id, owner_only=True)
         record = RunContext.objects.filter(run_id=run.pk).first()
         return Response(
             RunContextOutput(
