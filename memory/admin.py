@@ -173,40 +173,62 @@ class RunContextAdmin(ReadOnlyAdmin):
     search_fields = ["run__id"]
 
 
+def _actor_id(request: HttpRequest) -> int:
+    return int(request.user.pk or 0)
+
+
 @admin.action(description=_("确认所选候选（以管理员身份）"))
 def confirm_candidates(
     modeladmin: Any, request: HttpRequest, queryset: QuerySet[CoreCandidate]
 ) -> None:
-    done = failed = 0
-    for candidate in queryset:
-        try:
-            facts.candidate_confirm(candidate=candidate, actor_id=int(request.user.pk or 0))
-            done += 1
-        except (facts.FactRejected, PermissionError, CoreCandidate.DoesNotExist):
-            failed += 1
+    result = facts.candidates_confirm_many(candidates=queryset, actor_id=_actor_id(request))
     modeladmin.message_user(
-        request, _("已确认 %(d)d 条，未能确认 %(f)d 条。") % {"d": done, "f": failed}
+        request,
+        _("已确认 %(d)d 条，未能确认 %(f)d 条。")
+        % {"d": len(result.confirmed), "f": len(result.refused)},
     )
+    if result.evicted_texts:
+        modeladmin.message_user(
+            request,
+            _("已达上限，已淘汰最久未使用的记忆：%(facts)s")
+            % {"facts": "、".join(f"「{t}」" for t in result.evicted_texts)},
+            level=messages.INFO,
+        )
 
 
 @admin.action(description=_("删除所选候选"))
 def reject_candidates(
     modeladmin: Any, request: HttpRequest, queryset: QuerySet[CoreCandidate]
 ) -> None:
-    done = failed = 0
-    for candidate in queryset:
-        try:
-            facts.candidate_reject(candidate=candidate, actor_id=int(request.user.pk or 0))
-            done += 1
-        except PermissionError:
-            failed += 1
+    result = facts.candidates_reject_many(candidates=queryset, actor_id=_actor_id(request))
     modeladmin.message_user(
-        request, _("已删除 %(d)d 条，无权删除 %(f)d 条。") % {"d": done, "f": failed}
+        request,
+        _("已删除 %(d)d 条，无权删除 %(f)d 条。") % {"d": result.done, "f": result.forbidden},
     )
 
 
+@admin.action(description=_("删除所选记忆"))
+def delete_facts(modeladmin: Any, request: HttpRequest, queryset: QuerySet[CoreFact]) -> None:
+    result = facts.facts_delete_many(facts=queryset, actor_id=_actor_id(request))
+    modeladmin.message_user(
+        request,
+        _("已删除 %(d)d 条，无权删除 %(f)d 条。") % {"d": result.done, "f": result.forbidden},
+    )
+
+
+class ServiceOnlyAdmin(ReadOnlyAdmin):
+    """Rows changed only through services: the actions call them.
+
+    No add, change or delete view, and no ``delete_selected``: Django's delete would
+    bypass the services' permission checks.
+    """
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(CoreCandidate)
-class CoreCandidateAdmin(ReadOnlyAdmin):
+class CoreCandidateAdmin(ServiceOnlyAdmin):
     list_display = [
         "fact",
         "owner",
@@ -223,14 +245,12 @@ class CoreCandidateAdmin(ReadOnlyAdmin):
 
 
 @admin.register(CoreFact)
-class CoreFactAdmin(ReadOnlyAdmin):
+class CoreFactAdmin(ServiceOnlyAdmin):
     list_display = ["text", "owner", "agent", "confirmed_by", "confirmed_at", "last_used_at"]
     list_filter = ["agent__tenant", "agent"]
     list_select_related = ["owner", "agent", "confirmed_by"]
     search_fields = ["text", "owner__username"]
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return True
+    actions = [delete_facts]
 
 
 @admin.register(RedlineAudit)
