@@ -19,7 +19,23 @@ class ThreadOutput(serializers.ModelSerializer):
         fields = ["id", "agent_id", "title", "status", "run_count", "created_at", "updated_at"]
 
 
+class CostTotalsOutput(serializers.Serializer):
+    """A thread's cost: runs and memory operations apart, then their sum."""
+
+    run_count = serializers.IntegerField()
+    run_cost = serializers.FloatField()
+    run_input_tokens = serializers.IntegerField()
+    run_output_tokens = serializers.IntegerField()
+    memory_op_count = serializers.IntegerField()
+    memory_cost = serializers.FloatField()
+    memory_input_tokens = serializers.IntegerField()
+    memory_output_tokens = serializers.IntegerField()
+    total_cost = serializers.FloatField()
+
+
 class ThreadDetailOutput(ThreadOutput):
+    """Pass the thread's :class:`~memory.selectors.CostTotals` as ``context["totals"]``."""
+
     memory_notice = serializers.BooleanField(source="agent.memory_notice")
     totals = serializers.SerializerMethodField()
 
@@ -33,10 +49,9 @@ class ThreadDetailOutput(ThreadOutput):
             "totals",
         ]
 
-    @extend_schema_field(serializers.DictField())
+    @extend_schema_field(CostTotalsOutput)
     def get_totals(self, thread: Thread) -> dict[str, Any]:
-        totals = self.context.get("totals")
-        return totals if totals is not None else {}
+        return dict(CostTotalsOutput(self.context["totals"]).data)
 
 
 class ThreadPatchInput(serializers.Serializer):

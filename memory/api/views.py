@@ -17,9 +17,8 @@ from memory.api.serializers import (
 )
 from memory.models import Thread
 from memory.scope import Scope
-from memory.selectors import thread_get
+from memory.selectors import cost_totals_by, thread_get
 from memory.services import threads
-from memory.services.costs import thread_totals
 
 
 class AgentThreadListView(APIView):
@@ -42,7 +41,7 @@ class AgentThreadListView(APIView):
 
 class ThreadDetailView(APIView):
     def _detail(self, thread: Thread) -> Response:
-        totals = thread_totals(thread=thread)
+        totals = cost_totals_by(key="thread_id", ids=[thread.pk])[thread.pk]
         return Response(ThreadDetailOutput(thread, context={"totals": totals}).data)
 
     @extend_schema(responses={200: ThreadDetailOutput})
