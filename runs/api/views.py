@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.api.pagination import Pages
-from agents.models import Agent, Run
+from agents.models import Agent
 from agents.selectors import agent_get
 from memory.models import RunContext
 from memory.selectors import thread_get
@@ -24,7 +24,7 @@ from runs.api.sse import EventStreamRenderer, run_event_stream, stream_response
 from runs.selectors import run_get
 
 
-def _start(request: Request, agent: Agent) -> Run:
+def _start(request: Request, agent: Agent) -> services.StartedRun:
     data = RunInput(data=request.data)
     data.is_valid(raise_exception=True)
     try:
@@ -45,8 +45,7 @@ class AgentRunView(APIView):
     @extend_schema(request=RunInput, responses={200: RunOutput})
     def post(self, request: Request, agent_id: int) -> Response:
         agent = agent_get(actor=request.user, agent_id=agent_id)
-        run = _start(request, agent)
-        run = services.run_execute(run=run)
+        run = services.run_execute(started=_start(request, agent))
         return Response(RunOutput(run).data)
 
 
@@ -65,8 +64,7 @@ class AgentRunStreamView(APIView):
     )
     def post(self, request: Request, agent_id: int) -> object:
         agent = agent_get(actor=request.user, agent_id=agent_id)
-        run = _start(request, agent)
-        events = services.run_stream(run=run)
+        events = services.run_stream(started=_start(request, agent))
         return stream_response(
             run_event_stream(events, serialize_run=lambda r: dict(RunOutput(r).data))
         )

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 def abandoned(teacher: Teacher, text: str, *, age: timedelta) -> Run:
     """A run that started ``age`` ago and whose web process died before it finished."""
-    run = run_start(agent=teacher.agent, owner_id=teacher.user.pk, user_input=text)
+    run = run_start(agent=teacher.agent, owner_id=teacher.user.pk, user_input=text).run
     Run.objects.filter(pk=run.pk).update(started_at=timezone.now() - age)
     return run
 
