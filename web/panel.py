@@ -30,7 +30,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from agents import selectors
 from agents.models import Agent
-from memory.models import CoreCandidate
+from memory.models import MAX_FACT_CHARS, CoreCandidate
 from memory.scope import Scope
 from memory.selectors import candidate_get, candidates_get, fact_get
 from memory.services import facts
@@ -148,7 +148,7 @@ def memory_page(request: HttpRequest) -> HttpResponse:
             fact_count=len(fact_list),
             full=len(fact_list) >= settings.CORE_FACTS_MAX,
             would_evict=facts.eviction_preview(scope=scope),
-            text_max=facts.MAX_FACT_CHARS,
+            text_max=MAX_FACT_CHARS,
         )
     return render(request, "web/memory.html", context)
 

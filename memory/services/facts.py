@@ -25,12 +25,10 @@ from django.utils.translation import gettext as _
 
 from agents.models import Membership
 from memory.factkey import near_equal
-from memory.models import CoreCandidate, CoreFact, RedlineAudit
+from memory.models import MAX_FACT_CHARS, CoreCandidate, CoreFact, RedlineAudit
 from memory.redline import PLACEHOLDERS, Category, scan
 from memory.scope import Scope
 from memory.services.audit import redline_audit_record
-
-MAX_FACT_CHARS = 300
 
 
 class FactRejected(ValueError):
