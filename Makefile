@@ -64,7 +64,7 @@ test-crash: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy agents memory web config ops
+	$(VENV)/bin/mypy agents memory runs web config ops
 	$(PY) manage.py makemigrations --check --dry-run
 
 bench: venv

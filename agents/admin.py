@@ -1,10 +1,14 @@
+"""Operators' view of tenants, providers, agents and runs.
+
+``memory.admin`` registers the tenant and agent changelists again with cost columns
+(a cost total includes memory operations, which this app does not know about).
+"""
+
 from django.contrib import admin
-from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
 from agents.models import Agent, Membership, Provider, Run, Tenant
-from memory.admin import CostColumns, with_costs
 
 
 class MembershipInline(admin.TabularInline):
@@ -14,13 +18,10 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Tenant)
-class TenantAdmin(CostColumns, admin.ModelAdmin):
-    list_display = ["name", "run_cost_total", "memory_cost_total", "cost_total", "created_at"]
+class TenantAdmin(admin.ModelAdmin):
+    list_display = ["name", "created_at"]
     search_fields = ["name"]
     inlines = [MembershipInline]
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Tenant]:
-        return with_costs(super().get_queryset(request), "tenant_id")
 
 
 @admin.register(Provider)
@@ -40,23 +41,17 @@ class ProviderAdmin(admin.ModelAdmin):
 
 
 @admin.register(Agent)
-class AgentAdmin(CostColumns, admin.ModelAdmin):
+class AgentAdmin(admin.ModelAdmin):
     list_display = [
         "name",
         "tenant",
         "provider",
         "memory_provider",
         "archive_artifacts",
-        "run_cost_total",
-        "memory_cost_total",
-        "cost_total",
     ]
     list_filter = ["tenant", "provider"]
     list_select_related = ["tenant", "provider", "memory_provider"]
     search_fields = ["name"]
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Agent]:
-        return with_costs(super().get_queryset(request), "agent_id")
 
 
 @admin.register(Run)

@@ -1,62 +1,55 @@
-"""Tenant-scoped reads for interface code. Another tenant's object looks missing."""
+"""Tenant-scoped reads for interface code: the actor's tenants and agents.
+
+Every access-checked getter in the project (``agent_get`` here, ``thread_get``,
+``candidate_get`` and ``fact_get`` in ``memory.selectors``, ``run_get`` in
+``runs.selectors``) takes the acting user and returns the object or raises
+:class:`~django.http.Http404`: a missing object and one the actor may not see look the
+same. DRF and Django views both answer ``Http404`` with a 404, so a view calls the
+getter and nothing else.
+"""
 
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
+from django.http import Http404
 
-from agents.models import Agent, Membership, Run
+from agents.models import Agent, Membership
 
 User = AbstractBaseUser | AnonymousUser
 
 
-def _uid(user: User) -> int:
-    if user.pk is None:
+def actor_id(actor: User) -> int:
+    """The acting user's id. Interface code only calls selectors behind authentication."""
+    if actor.pk is None:
         raise ValueError("an anonymous user has no tenant")
-    return int(user.pk)
+    return int(actor.pk)
 
 
-def tenant_ids_for(user: User) -> list[int]:
-    return list(Membership.objects.filter(user_id=_uid(user)).values_list("tenant_id", flat=True))
+def tenant_ids_for(actor: User) -> QuerySet[Membership, int]:
+    """The actor's tenants, as a subquery (``tenant_id__in=...`` stays one query)."""
+    return Membership.objects.filter(user_id=actor_id(actor)).values_list("tenant_id", flat=True)
 
 
-def agent_list(*, user: User) -> QuerySet[Agent]:
+def is_tenant_admin(*, actor: User, tenant_id: int) -> bool:
+    return Membership.objects.filter(
+        user_id=actor_id(actor), tenant_id=tenant_id, role=Membership.Role.ADMIN
+    ).exists()
+
+
+def agent_list(*, actor: User) -> QuerySet[Agent]:
+    """The agents of every tenant the actor belongs to."""
     return (
-        Agent.objects.filter(tenant__memberships__user_id=_uid(user))
+        Agent.objects.filter(tenant__memberships__user_id=actor_id(actor))
         .select_related("tenant", "provider", "memory_provider")
         .order_by("tenant_id", "name", "pk")
         .distinct()
     )
 
 
-def agent_get(*, user: User, agent_id: int) -> Agent | None:
-    return agent_list(user=user).filter(pk=agent_id).first()
-
-
-def is_tenant_admin(*, user: User, tenant_id: int) -> bool:
-    return Membership.objects.filter(
-        user_id=_uid(user), tenant_id=tenant_id, role=Membership.Role.ADMIN
-    ).exists()
-
-
-def run_get(*, user: User, run_id: int) -> Run | None:
-    """The caller's own run, or any run of a tenant the caller administers."""
-    run = (
-        Run.objects.filter(pk=run_id, tenant__memberships__user_id=_uid(user))
-        .select_related("agent", "thread")
-        .first()
-    )
-    if run is None:
-        return None
-    if run.owner_id == user.pk or is_tenant_admin(user=user, tenant_id=run.tenant_id):
-        return run
-    return None
-
-
-def run_get_owned(*, user: User, run_id: int) -> Run | None:
-    """Only the run's owner (used for the context manifest)."""
-    return (
-        Run.objects.filter(pk=run_id, owner_id=_uid(user), tenant__memberships__user_id=_uid(user))
-        .select_related("agent", "thread")
-        .first()
-    )
+def agent_get(*, actor: User, agent_id: int) -> Agent:
+    """An agent of one of the actor's tenants, or Http404."""
+    agent = agent_list(actor=actor).filter(pk=agent_id).first()
+    if agent is None:
+        raise Http404
+    return agent

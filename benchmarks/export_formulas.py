@@ -5,7 +5,7 @@ Measures, on 50 formulas typical of Chinese school exam papers:
   mathml2omml and with mathml-to-omml: converted, well-formed, only OMML elements;
 - LaTeX → plain text with pylatexenc (the "readable text" alternative), printed for review.
 
-The converters are not project dependencies (this script records why agents/exports.py
+The converters are not project dependencies (this script records why runs/exports.py
 keeps formulas as their TeX source). Run it in a throwaway venv:
 
     python -m venv /tmp/formulas && /tmp/formulas/bin/pip install latex2mathml \

@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "ops",
     "agents",
     "memory",
+    "runs",
     "web",
 ]
 
@@ -224,7 +225,7 @@ RECALL_TOP_K = env_int("RECALL_TOP_K", 3, minimum=1)
 
 # --- django-q2 -----------------------------------------------------------------------------
 # Read once at import (override_settings cannot change it): tests select sync mode with
-# Q_SYNC=1 in the environment, set by tests/conftest.py before Django starts.
+# Q_SYNC=1 in the environment, set by config/settings_test.py before this module loads.
 Q_TIMEOUT = env_int("Q_TIMEOUT", 120, minimum=10)
 Q_QUEUE_LIMIT = env_int("Q_QUEUE_LIMIT", 4, minimum=1)
 # A task not acknowledged after `retry` seconds is delivered again. It must exceed

@@ -11,5 +11,6 @@ urlpatterns = [
     path("api/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/", include("agents.api.urls")),
     path("api/", include("memory.api.urls")),
+    path("api/", include("runs.api.urls")),
     path("", include("web.urls")),
 ]

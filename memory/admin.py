@@ -1,18 +1,25 @@
-"""Operators' view of the memory: threads, memory ops and cost, candidates, facts, audit."""
+"""Operators' view of the memory: threads, memory ops and cost, candidates, facts, audit.
+
+Costs come from ``memory.selectors`` (:class:`~memory.selectors.CostTotals`), the same
+totals the thread API shows. The tenant and agent changelists of ``agents.admin`` are
+registered again here with their cost columns, because a cost total includes memory
+operations (dependency direction: memory → agents, never back).
+"""
 
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal, cast
 
 from django.contrib import admin, messages
-from django.db.models import Count, DecimalField, OuterRef, QuerySet, Subquery, Sum, Value
-from django.db.models.functions import Coalesce
+from django.contrib.admin.views.main import ChangeList
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.translation import gettext_lazy as _
 
-from agents.models import Run
+from agents.admin import AgentAdmin, TenantAdmin
+from agents.models import Agent, Tenant
 from memory.models import (
     CoreCandidate,
     CoreFact,
@@ -22,50 +29,46 @@ from memory.models import (
     RunContext,
     Thread,
 )
+from memory.selectors import CostKey, CostTotals, cost_ordering, cost_totals, cost_totals_by
 from memory.services import facts
 
-_MONEY = DecimalField(max_digits=14, decimal_places=6)
 
+class CostAdmin(admin.ModelAdmin):
+    """A changelist with cost columns (see :func:`cost_column`).
 
-def _sum_subquery(model: Any, field: str, **filters: Any) -> Subquery:
-    return Subquery(
-        model.objects.filter(**filters)
-        .order_by()
-        .values(*filters.keys())
-        .annotate(total=Sum(field))
-        .values("total")[:1],
-        output_field=_MONEY,
-    )
-
-
-def with_costs(queryset: QuerySet[Any], key: str) -> QuerySet[Any]:
-    """Annotate run cost and memory-op cost (kept apart, design v2 §5) per row.
-
-    ``key`` is the column of Run and MemoryOp that points at the row (thread_id,
-    agent_id or tenant_id).
+    ``cost_key`` is the column of Run and MemoryOp that points at the row.
     """
-    return queryset.annotate(
-        _run_cost=Coalesce(_sum_subquery(Run, "cost", **{key: OuterRef("pk")}), Value(Decimal(0))),
-        _memory_cost=Coalesce(
-            _sum_subquery(MemoryOp, "cost", **{key: OuterRef("pk")}), Value(Decimal(0))
-        ),
-    )
+
+    cost_key: CostKey
+
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return CostChangeList
 
 
-class CostColumns:
-    """Admin columns for rows annotated by :func:`with_costs`."""
+class CostChangeList(ChangeList):
+    """Gives every row of the page its :class:`CostTotals` (two grouped queries a page)."""
 
-    @admin.display(description=_("运行成本"), ordering="_run_cost")
-    def run_cost_total(self, obj: Any) -> Decimal:
-        return obj._run_cost
+    def get_results(self, request: HttpRequest) -> None:
+        super().get_results(request)
+        rows = list(self.result_list)  # evaluates the page once; the template reuses it
+        key = cast(CostAdmin, self.model_admin).cost_key
+        totals = cost_totals_by(key=key, ids=[row.pk for row in rows])
+        for row in rows:
+            row.cost_totals = totals[row.pk]
 
-    @admin.display(description=_("记忆成本"), ordering="_memory_cost")
-    def memory_cost_total(self, obj: Any) -> Decimal:
-        return obj._memory_cost
 
-    @admin.display(description=_("累计成本"))
-    def cost_total(self, obj: Any) -> Decimal:
-        return obj._run_cost + obj._memory_cost
+def cost_column(*, key: CostKey, part: Literal["run", "memory", "total"]) -> Any:
+    """A changelist column of a :class:`CostAdmin`: run cost, memory cost or their sum."""
+    descriptions = {"run": _("运行成本"), "memory": _("记忆成本"), "total": _("累计成本")}
+
+    def column(modeladmin: Any, obj: Any) -> Decimal:
+        totals: CostTotals = obj.cost_totals
+        if part == "run":
+            return totals.run_cost
+        return totals.memory_cost if part == "memory" else totals.total_cost
+
+    ordering = None if part == "total" else cost_ordering(key=key, part=part)
+    return admin.display(description=descriptions[part], ordering=ordering)(column)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -77,7 +80,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Thread)
-class ThreadAdmin(CostColumns, admin.ModelAdmin):
+class ThreadAdmin(CostAdmin):
     list_display = [
         "id",
         "title",
@@ -108,9 +111,13 @@ class ThreadAdmin(CostColumns, admin.ModelAdmin):
     ]
     fields = ["title", "status", *readonly_fields]
 
+    cost_key = "thread_id"
+    run_cost_total = cost_column(key="thread_id", part="run")
+    memory_cost_total = cost_column(key="thread_id", part="memory")
+    cost_total = cost_column(key="thread_id", part="total")
+
     def get_queryset(self, request: HttpRequest) -> QuerySet[Thread]:
-        queryset = super().get_queryset(request).annotate(_runs=Count("runs", distinct=True))
-        return with_costs(queryset, "thread_id")
+        return super().get_queryset(request).annotate(_runs=Count("runs"))
 
     @admin.display(description=_("运行数"), ordering="_runs")
     def runs_total(self, obj: Any) -> int:
@@ -146,20 +153,15 @@ class MemoryOpAdmin(ReadOnlyAdmin):
             and response.context_data
             and "cl" in response.context_data
         ):
-            queryset = response.context_data["cl"].queryset
-            totals = queryset.aggregate(
-                cost=Sum("cost"),
-                input_tokens=Sum("input_tokens"),
-                output_tokens=Sum("output_tokens"),
-            )
+            totals = cost_totals(memory_ops=response.context_data["cl"].queryset)
             self.message_user(
                 request,
                 _("当前筛选合计：%(n)d 次，输入 %(i)s token，输出 %(o)s token，成本 %(c)s")
                 % {
-                    "n": queryset.count(),
-                    "i": totals["input_tokens"] or 0,
-                    "o": totals["output_tokens"] or 0,
-                    "c": totals["cost"] or 0,
+                    "n": totals.memory_op_count,
+                    "i": totals.memory_input_tokens,
+                    "o": totals.memory_output_tokens,
+                    "c": totals.memory_cost,
                 },
                 level=messages.INFO,
             )
@@ -173,40 +175,62 @@ class RunContextAdmin(ReadOnlyAdmin):
     search_fields = ["run__id"]
 
 
+def _actor_id(request: HttpRequest) -> int:
+    return int(request.user.pk or 0)
+
+
 @admin.action(description=_("确认所选候选（以管理员身份）"))
 def confirm_candidates(
     modeladmin: Any, request: HttpRequest, queryset: QuerySet[CoreCandidate]
 ) -> None:
-    done = failed = 0
-    for candidate in queryset:
-        try:
-            facts.candidate_confirm(candidate=candidate, actor_id=int(request.user.pk or 0))
-            done += 1
-        except (facts.FactRejected, PermissionError, CoreCandidate.DoesNotExist):
-            failed += 1
+    result = facts.candidates_confirm_many(candidates=queryset, actor_id=_actor_id(request))
     modeladmin.message_user(
-        request, _("已确认 %(d)d 条，未能确认 %(f)d 条。") % {"d": done, "f": failed}
+        request,
+        _("已确认 %(d)d 条，未能确认 %(f)d 条。")
+        % {"d": len(result.confirmed), "f": len(result.refused)},
     )
+    if result.evicted_texts:
+        modeladmin.message_user(
+            request,
+            _("已达上限，已淘汰最久未使用的记忆：%(facts)s")
+            % {"facts": "、".join(f"「{t}」" for t in result.evicted_texts)},
+            level=messages.INFO,
+        )
 
 
 @admin.action(description=_("删除所选候选"))
 def reject_candidates(
     modeladmin: Any, request: HttpRequest, queryset: QuerySet[CoreCandidate]
 ) -> None:
-    done = failed = 0
-    for candidate in queryset:
-        try:
-            facts.candidate_reject(candidate=candidate, actor_id=int(request.user.pk or 0))
-            done += 1
-        except PermissionError:
-            failed += 1
+    result = facts.candidates_reject_many(candidates=queryset, actor_id=_actor_id(request))
     modeladmin.message_user(
-        request, _("已删除 %(d)d 条，无权删除 %(f)d 条。") % {"d": done, "f": failed}
+        request,
+        _("已删除 %(d)d 条，无权删除 %(f)d 条。") % {"d": result.done, "f": result.forbidden},
     )
 
 
+@admin.action(description=_("删除所选记忆"))
+def delete_facts(modeladmin: Any, request: HttpRequest, queryset: QuerySet[CoreFact]) -> None:
+    result = facts.facts_delete_many(facts=queryset, actor_id=_actor_id(request))
+    modeladmin.message_user(
+        request,
+        _("已删除 %(d)d 条，无权删除 %(f)d 条。") % {"d": result.done, "f": result.forbidden},
+    )
+
+
+class ServiceOnlyAdmin(ReadOnlyAdmin):
+    """Rows changed only through services: the actions call them.
+
+    No add, change or delete view, and no ``delete_selected``: Django's delete would
+    bypass the services' permission checks.
+    """
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(CoreCandidate)
-class CoreCandidateAdmin(ReadOnlyAdmin):
+class CoreCandidateAdmin(ServiceOnlyAdmin):
     list_display = [
         "fact",
         "owner",
@@ -223,14 +247,12 @@ class CoreCandidateAdmin(ReadOnlyAdmin):
 
 
 @admin.register(CoreFact)
-class CoreFactAdmin(ReadOnlyAdmin):
+class CoreFactAdmin(ServiceOnlyAdmin):
     list_display = ["text", "owner", "agent", "confirmed_by", "confirmed_at", "last_used_at"]
     list_filter = ["agent__tenant", "agent"]
     list_select_related = ["owner", "agent", "confirmed_by"]
     search_fields = ["text", "owner__username"]
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return True
+    actions = [delete_facts]
 
 
 @admin.register(RedlineAudit)
@@ -248,3 +270,26 @@ class RecallEntryAdmin(ReadOnlyAdmin):
     list_select_related = ["run", "owner", "agent"]
     search_fields = ["text", "owner__username"]
     exclude = ["terms"]
+
+
+# -- tenants and agents, with their cost ----------------------------------------------------
+admin.site.unregister(Tenant)
+admin.site.unregister(Agent)
+
+
+@admin.register(Tenant)
+class TenantCostAdmin(TenantAdmin, CostAdmin):
+    list_display = ["name", "run_cost_total", "memory_cost_total", "cost_total", "created_at"]
+    cost_key = "tenant_id"
+    run_cost_total = cost_column(key="tenant_id", part="run")
+    memory_cost_total = cost_column(key="tenant_id", part="memory")
+    cost_total = cost_column(key="tenant_id", part="total")
+
+
+@admin.register(Agent)
+class AgentCostAdmin(AgentAdmin, CostAdmin):
+    list_display = [*AgentAdmin.list_display, "run_cost_total", "memory_cost_total", "cost_total"]
+    cost_key = "agent_id"
+    run_cost_total = cost_column(key="agent_id", part="run")
+    memory_cost_total = cost_column(key="agent_id", part="memory")
+    cost_total = cost_column(key="agent_id", part="total")

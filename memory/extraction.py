@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 MAX_FACTS = 5
-MAX_FACT_CHARS = 200
 MAX_EVIDENCE_CHARS = 500
 
 
@@ -49,8 +48,11 @@ def _confidence(value: Any) -> float:
     return min(1.0, max(0.0, number))
 
 
-def parse_proposals(text: str) -> list[Proposal]:
-    """Proposals from a model answer; ``NONE``, prose or broken JSON give ``[]``."""
+def parse_proposals(text: str, *, max_fact_chars: int) -> list[Proposal]:
+    """Proposals from a model answer; ``NONE``, prose or broken JSON give ``[]``.
+
+    A fact longer than ``max_fact_chars`` (``memory.models.MAX_FACT_CHARS``) is dropped.
+    """
     if not isinstance(text, str) or not text.strip():
         return []
     stripped = text.strip()
@@ -70,7 +72,7 @@ def parse_proposals(text: str) -> list[Proposal]:
             if not isinstance(fact, str) or not isinstance(evidence, str):
                 continue
             fact, evidence = fact.strip(), evidence.strip()
-            if not fact or not evidence or len(fact) > MAX_FACT_CHARS:
+            if not fact or not evidence or len(fact) > max_fact_chars:
                 continue
             proposals.append(
                 Proposal(

@@ -10,6 +10,10 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+# The longest fact: what a model may propose, a person may confirm or write, and the
+# columns hold. One constant for the models, the API, the panel and the parser.
+MAX_FACT_CHARS = 300
+
 
 def new_thread_id() -> str:
     return f"th_{secrets.token_hex(8)}"
@@ -138,7 +142,7 @@ class CoreFact(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="core_facts"
     )
-    text = models.CharField(_("事实"), max_length=300)
+    text = models.CharField(_("事实"), max_length=MAX_FACT_CHARS)
     source_run = models.ForeignKey(
         "agents.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -171,7 +175,7 @@ class CoreCandidate(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="core_candidates"
     )
-    fact = models.CharField(_("候选事实"), max_length=300)
+    fact = models.CharField(_("候选事实"), max_length=MAX_FACT_CHARS)
     # Normalised text: equal keys in one scope are the same candidate (merged).
     fact_key = models.CharField(max_length=300, editable=False)
     confidence = models.FloatField(_("置信度"), default=0.5)

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agents.models import Agent
+
 
 @dataclass(frozen=True, slots=True)
 class Scope:
     tenant_id: int
     agent_id: int
     owner_id: int
+
+    @classmethod
+    def for_agent(cls, agent: Agent, owner_id: int) -> Scope:
+        """The memory of ``owner_id`` with ``agent`` (an agent the caller already checked)."""
+        return cls(tenant_id=agent.tenant_id, agent_id=agent.pk, owner_id=owner_id)
 
     @classmethod
     def of(cls, obj: object) -> Scope:

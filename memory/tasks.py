@@ -5,7 +5,6 @@ from __future__ import annotations
 from memory.services.compression import thread_compress
 from memory.services.jobs import after_run_process
 from memory.services.llm import MemoryDeferred
-from memory.services.sweeper import memory_sweep
 
 
 def after_run(run_id: int) -> dict[str, object]:
@@ -18,7 +17,3 @@ def compress_thread(thread_id: str) -> dict[str, object]:
     except MemoryDeferred as exc:
         return {"thread_id": thread_id, "deferred": exc.code}
     return {"thread_id": thread_id, "folded": list(result.folded_run_ids), "calls": result.calls}
-
-
-def sweep() -> dict[str, int]:
-    return memory_sweep().as_dict()

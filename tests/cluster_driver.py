@@ -35,7 +35,7 @@ def main() -> None:
 
     django.setup()
     from agents.models import Agent
-    from agents.services import run_execute, run_start
+    from runs.services import run_execute, run_start
 
     agent = Agent.objects.select_related("provider").get(pk=args.agent)
     ids = []
@@ -45,13 +45,13 @@ def main() -> None:
         for index in range(args.count):
             if args.pace and index:
                 time.sleep(args.pace)
-            run = run_start(
+            started = run_start(
                 agent=agent,
                 owner_id=args.owner,
                 user_input=f"{args.prefix} {index}：出一份数据结构小测验",
                 thread_id=thread_id,
             )
-            run = run_execute(run=run)
+            run = run_execute(started=started)
             if args.new_thread and thread_id is None:
                 thread_id = run.thread_id
             ids.append(run.pk)

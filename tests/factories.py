@@ -1,4 +1,10 @@
-"""Small real fixtures built through the project's own services."""
+"""Small real fixtures, built through the project's own services where services exist.
+
+Runs go through the API (the run engine), candidates through a run's memory job (the
+way production proposes them), facts through ``candidate_confirm`` (a person's action).
+Tenants, memberships, agents and providers have no service of their own (operators
+create them in the admin), so they are plain ORM rows, as the admin makes them.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,9 @@ from rest_framework.test import APIClient
 
 from agents.models import Agent, Membership, Provider, Tenant
 from agents.services_demo import offline_provider_ensure
+from memory.models import CoreCandidate, CoreFact
+from memory.services.facts import candidate_confirm
+from memory.services.jobs import after_run_process
 
 
 @dataclass
@@ -83,7 +92,16 @@ def run_via_api(
     assert response.status_code == 200, response.content
     body: dict[str, Any] = response.json()
     if memory_job:
-        from memory.services.jobs import after_run_process
-
         after_run_process(run_id=int(body["id"]))
     return body
+
+
+def candidates_via_job(teacher: Teacher, text: str) -> list[CoreCandidate]:
+    """The candidates proposed from ``text``: a run, then its memory job (offline model)."""
+    body = run_via_api(teacher, text, memory_job=True)
+    return list(CoreCandidate.objects.filter(source_run_id=body["id"]).order_by("pk"))
+
+
+def fact_via_confirm(teacher: Teacher, candidate: CoreCandidate) -> CoreFact:
+    """The teacher confirms one of their candidates."""
+    return candidate_confirm(candidate=candidate, actor_id=teacher.user.pk).fact

@@ -4,22 +4,23 @@ Plain HTML forms first: every action is a POST that redirects back to
 ``/memory/?agent=<id>`` with a flash message, so the page works with JavaScript off.
 ``static/web/memory.js`` only enhances it (no full reload, select-all).
 
-Views are thin. Reads go through the tenant-scoped selectors; every write is a call to
-``memory.services.facts`` with ``actor_id=_actor_id(request)`` (the only write path from a
-candidate to a fact). An item outside the chosen agent's scope of the current teacher
-is a 404, whether it belongs to a colleague or to another school.
+Views are thin (named ``*_view``, never after the service they call). Reads go through
+the access-checked getters of ``memory.selectors`` narrowed to the teacher's own scope;
+every write is one call to ``memory.services.facts`` with ``actor_id=_actor_id(request)``
+(the only write path from a candidate to a fact; bulk confirm's order, cap and eviction
+are ``candidates_confirm_many``'s). An item outside the chosen agent's scope of the
+current teacher is a 404, whether it belongs to a colleague or to another school.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.validators import ProhibitNullCharactersValidator
-from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import URLPattern, path, re_path, reverse
@@ -28,13 +29,12 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from agents import selectors
-from memory.models import CoreCandidate, CoreFact
+from agents.models import Agent
+from memory.models import MAX_FACT_CHARS, CoreCandidate
 from memory.scope import Scope
+from memory.selectors import candidate_get, candidates_get, fact_get
 from memory.services import facts
 from memory.services.core import candidates_for_scope, facts_for_scope
-
-if TYPE_CHECKING:
-    from agents.models import Agent
 
 # A bulk form never carries more ids than a page can show; more is not a teacher.
 BULK_MAX = 200
@@ -47,12 +47,12 @@ def _parse_id(value: str | None) -> int | None:
     return int(value)
 
 
-def _agent_or_404(request: HttpRequest, raw_id: str | None) -> Agent:
+def _agent(request: HttpRequest, raw_id: str | None) -> Agent:
+    """The agent named by the form or query (one of the teacher's), or Http404."""
     agent_id = _parse_id(raw_id)
-    agent = None if agent_id is None else selectors.agent_get(user=request.user, agent_id=agent_id)
-    if agent is None:
+    if agent_id is None:
         raise Http404
-    return agent
+    return selectors.agent_get(actor=request.user, agent_id=agent_id)
 
 
 def _actor_id(request: HttpRequest) -> int:
@@ -61,34 +61,8 @@ def _actor_id(request: HttpRequest) -> int:
 
 
 def _scope(request: HttpRequest, agent: Agent) -> Scope:
-    return Scope(tenant_id=agent.tenant_id, agent_id=agent.pk, owner_id=_actor_id(request))
-
-
-def _candidates(request: HttpRequest, agent: Agent) -> QuerySet[CoreCandidate]:
-    """The candidates this teacher may act on here: manageable and in the panel's scope."""
-    return facts.manageable_candidates(actor_id=_actor_id(request)).filter(
-        **_scope(request, agent).filter_kwargs()
-    )
-
-
-def _facts(request: HttpRequest, agent: Agent) -> QuerySet[CoreFact]:
-    return facts.manageable_facts(actor_id=_actor_id(request)).filter(
-        **_scope(request, agent).filter_kwargs()
-    )
-
-
-def _candidate_or_404(request: HttpRequest, agent: Agent, candidate_id: int) -> CoreCandidate:
-    candidate = _candidates(request, agent).filter(pk=candidate_id).first()
-    if candidate is None:
-        raise Http404
-    return candidate
-
-
-def _fact_or_404(request: HttpRequest, agent: Agent, fact_id: int) -> CoreFact:
-    fact = _facts(request, agent).filter(pk=fact_id).first()
-    if fact is None:
-        raise Http404
-    return fact
+    """The panel is one's own memory: the teacher's scope with the chosen agent."""
+    return Scope.for_agent(agent, owner_id=_actor_id(request))
 
 
 def _back(agent: Agent) -> HttpResponseRedirect:
@@ -115,21 +89,6 @@ def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _confirm(
-    request: HttpRequest, candidate: CoreCandidate, text: str | None
-) -> facts.Confirmation | None:
-    """Confirm one candidate; flash the refusal and return None when it is refused."""
-    try:
-        return facts.candidate_confirm(candidate=candidate, actor_id=_actor_id(request), text=text)
-    except facts.FactRejected as exc:
-        messages.error(request, str(exc))
-    except CoreCandidate.DoesNotExist:
-        messages.warning(request, _("这条候选记忆已不存在（可能刚被处理过）。"))
-    except PermissionError as exc:
-        raise Http404 from exc
-    return None
-
-
 def _flash_eviction(request: HttpRequest, evicted: list[str]) -> None:
     if evicted:
         messages.info(
@@ -137,6 +96,17 @@ def _flash_eviction(request: HttpRequest, evicted: list[str]) -> None:
             _("已达上限，已淘汰最久未使用的记忆：%(facts)s")
             % {"facts": "、".join(f"「{_short(t)}」" for t in evicted)},
         )
+
+
+def _flash_refusal(request: HttpRequest, refusal: facts.Refusal) -> None:
+    if refusal.reason is facts.Refused.FORBIDDEN:
+        # The getters only hand out the teacher's own items: a race with a membership
+        # change. Like any item that is not theirs, it is a 404.
+        raise Http404
+    if refusal.reason is facts.Refused.GONE:
+        messages.warning(request, _("这条候选记忆已不存在（可能刚被处理过）。"))
+    else:
+        messages.error(request, refusal.message)
 
 
 # -- the page -----------------------------------------------------------------------------
@@ -153,10 +123,10 @@ def memory_strings() -> dict[str, str]:
 @require_GET
 @login_required
 def memory_page(request: HttpRequest) -> HttpResponse:
-    agents = list(selectors.agent_list(user=request.user))
+    agents = list(selectors.agent_list(actor=request.user))
     raw = request.GET.get("agent")
     if raw is not None:
-        agent: Agent | None = _agent_or_404(request, raw)
+        agent: Agent | None = _agent(request, raw)
     else:
         agent = agents[0] if agents else None
     context: dict[str, object] = {
@@ -178,7 +148,7 @@ def memory_page(request: HttpRequest) -> HttpResponse:
             fact_count=len(fact_list),
             full=len(fact_list) >= settings.CORE_FACTS_MAX,
             would_evict=facts.eviction_preview(scope=scope),
-            text_max=facts.MAX_FACT_CHARS,
+            text_max=MAX_FACT_CHARS,
         )
     return render(request, "web/memory.html", context)
 
@@ -186,33 +156,40 @@ def memory_page(request: HttpRequest) -> HttpResponse:
 # -- candidate actions --------------------------------------------------------------------
 @require_POST
 @login_required
-def candidate_confirm(request: HttpRequest, candidate_id: str) -> HttpResponse:
-    agent = _agent_or_404(request, request.POST.get("agent"))
-    candidate = _candidate_or_404(request, agent, int(candidate_id))
+def candidate_confirm_view(request: HttpRequest, candidate_id: str) -> HttpResponse:
+    agent = _agent(request, request.POST.get("agent"))
+    candidate = candidate_get(
+        actor=request.user, candidate_id=int(candidate_id), scope=_scope(request, agent)
+    )
     try:
         text = _posted_text(request)
+        result = facts.candidate_confirm(
+            candidate=candidate, actor_id=_actor_id(request), text=text
+        )
     except facts.FactRejected as exc:
         messages.error(request, str(exc))
         return _back(agent)
-    preview = facts.eviction_preview(scope=_scope(request, agent))
-    result = _confirm(request, candidate, text)
-    if result is not None:
-        shown = {"fact": _short(result.fact.text)}
-        if result.merged:
-            messages.success(request, _("已确认：与已有记忆「%(fact)s」相同，已合并。") % shown)
-        else:
-            messages.success(request, _("已确认：「%(fact)s」") % shown)
-        if result.evicted_id is not None:
-            same = preview is not None and preview.pk == result.evicted_id
-            _flash_eviction(request, [preview.text] if same and preview else [_("一条记忆")])
+    except CoreCandidate.DoesNotExist:
+        messages.warning(request, _("这条候选记忆已不存在（可能刚被处理过）。"))
+        return _back(agent)
+    except PermissionError as exc:
+        raise Http404 from exc
+    shown = {"fact": _short(result.fact.text)}
+    if result.merged:
+        messages.success(request, _("已确认：与已有记忆「%(fact)s」相同，已合并。") % shown)
+    else:
+        messages.success(request, _("已确认：「%(fact)s」") % shown)
+    _flash_eviction(request, [result.evicted_text] if result.evicted_text is not None else [])
     return _back(agent)
 
 
 @require_POST
 @login_required
-def candidate_reject(request: HttpRequest, candidate_id: str) -> HttpResponse:
-    agent = _agent_or_404(request, request.POST.get("agent"))
-    candidate = _candidate_or_404(request, agent, int(candidate_id))
+def candidate_reject_view(request: HttpRequest, candidate_id: str) -> HttpResponse:
+    agent = _agent(request, request.POST.get("agent"))
+    candidate = candidate_get(
+        actor=request.user, candidate_id=int(candidate_id), scope=_scope(request, agent)
+    )
     try:
         facts.candidate_reject(candidate=candidate, actor_id=_actor_id(request))
     except PermissionError as exc:
@@ -223,8 +200,8 @@ def candidate_reject(request: HttpRequest, candidate_id: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def candidate_bulk(request: HttpRequest) -> HttpResponse:
-    agent = _agent_or_404(request, request.POST.get("agent"))
+def candidates_bulk_view(request: HttpRequest) -> HttpResponse:
+    agent = _agent(request, request.POST.get("agent"))
     action = request.POST.get("action")
     if action not in {"confirm", "delete"}:
         messages.error(request, _("请选择要执行的批量操作。"))
@@ -237,46 +214,32 @@ def candidate_bulk(request: HttpRequest) -> HttpResponse:
     if None in ids or len(ids) > BULK_MAX:
         messages.error(request, _("所选内容无效，请刷新页面后重试。"))
         return _back(agent)
-    wanted = {i for i in ids if i is not None}
-    # Lowest confidence first: at the cap each confirmation evicts the least recently
-    # used fact, so what is confirmed last (the most confident) is the last to go.
-    found = list(
-        _candidates(request, agent).filter(pk__in=wanted).order_by("confidence", "created_at", "pk")
+    found = candidates_get(
+        actor=request.user,
+        candidate_ids={i for i in ids if i is not None},
+        scope=_scope(request, agent),
     )
-    if len(found) != len(wanted):
-        raise Http404
-    done = 0
     if action == "delete":
-        for candidate in found:
-            try:
-                facts.candidate_reject(candidate=candidate, actor_id=_actor_id(request))
-            except PermissionError as exc:
-                raise Http404 from exc
-            done += 1
-        messages.success(request, _("已删除 %(n)d 条候选记忆。") % {"n": done})
+        rejected = facts.candidates_reject_many(candidates=found, actor_id=_actor_id(request))
+        if rejected.forbidden:
+            raise Http404
+        messages.success(request, _("已删除 %(n)d 条候选记忆。") % {"n": rejected.done})
         return _back(agent)
-    evicted: list[str] = []
-    scope = _scope(request, agent)
-    for candidate in found:
-        preview = facts.eviction_preview(scope=scope)
-        result = _confirm(request, candidate, None)
-        if result is None:
-            continue
-        done += 1
-        if result.evicted_id is not None and preview is not None:
-            evicted.append(preview.text if preview.pk == result.evicted_id else _("一条记忆"))
-    if done:
-        messages.success(request, _("已确认 %(n)d 条记忆。") % {"n": done})
-    _flash_eviction(request, evicted)
+    result = facts.candidates_confirm_many(candidates=found, actor_id=_actor_id(request))
+    for refusal in result.refused:
+        _flash_refusal(request, refusal)
+    if result.confirmed:
+        messages.success(request, _("已确认 %(n)d 条记忆。") % {"n": len(result.confirmed)})
+    _flash_eviction(request, result.evicted_texts)
     return _back(agent)
 
 
 # -- fact actions -------------------------------------------------------------------------
 @require_POST
 @login_required
-def fact_update(request: HttpRequest, fact_id: str) -> HttpResponse:
-    agent = _agent_or_404(request, request.POST.get("agent"))
-    fact = _fact_or_404(request, agent, int(fact_id))
+def fact_update_view(request: HttpRequest, fact_id: str) -> HttpResponse:
+    agent = _agent(request, request.POST.get("agent"))
+    fact = fact_get(actor=request.user, fact_id=int(fact_id), scope=_scope(request, agent))
     try:
         text = _posted_text(request)
         if text is None:
@@ -293,9 +256,9 @@ def fact_update(request: HttpRequest, fact_id: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def fact_delete(request: HttpRequest, fact_id: str) -> HttpResponse:
-    agent = _agent_or_404(request, request.POST.get("agent"))
-    fact = _fact_or_404(request, agent, int(fact_id))
+def fact_delete_view(request: HttpRequest, fact_id: str) -> HttpResponse:
+    agent = _agent(request, request.POST.get("agent"))
+    fact = fact_get(actor=request.user, fact_id=int(fact_id), scope=_scope(request, agent))
     try:
         facts.fact_delete(fact=fact, actor_id=_actor_id(request))
     except PermissionError as exc:
@@ -310,15 +273,17 @@ urlpatterns: list[URLPattern] = [
     path("memory/", memory_page, name="memory-panel"),
     re_path(
         rf"^memory/candidates/{_ID % 'candidate_id'}/confirm/$",
-        candidate_confirm,
+        candidate_confirm_view,
         name="memory-candidate-confirm",
     ),
     re_path(
         rf"^memory/candidates/{_ID % 'candidate_id'}/delete/$",
-        candidate_reject,
+        candidate_reject_view,
         name="memory-candidate-delete",
     ),
-    path("memory/candidates/bulk/", candidate_bulk, name="memory-candidate-bulk"),
-    re_path(rf"^memory/facts/{_ID % 'fact_id'}/edit/$", fact_update, name="memory-fact-edit"),
-    re_path(rf"^memory/facts/{_ID % 'fact_id'}/delete/$", fact_delete, name="memory-fact-delete"),
+    path("memory/candidates/bulk/", candidates_bulk_view, name="memory-candidate-bulk"),
+    re_path(rf"^memory/facts/{_ID % 'fact_id'}/edit/$", fact_update_view, name="memory-fact-edit"),
+    re_path(
+        rf"^memory/facts/{_ID % 'fact_id'}/delete/$", fact_delete_view, name="memory-fact-delete"
+    ),
 ]

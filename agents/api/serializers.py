@@ -1,18 +1,9 @@
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from django.conf import settings
-from django.utils.translation import gettext_lazy as _
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.api.fields import StrictCharField
-from agents.models import Agent, Provider, Run
-from agents.services import error_message
-
-CONTEXT_MAX_CHARS = 10_000
+from agents.models import Agent, Provider
 
 
 class TokenInput(serializers.Serializer):
@@ -22,35 +13,6 @@ class TokenInput(serializers.Serializer):
 
 class TokenOutput(serializers.Serializer):
     token = serializers.CharField()
-
-
-class RunInput(serializers.Serializer):
-    input = StrictCharField(trim_whitespace=False)
-    context = serializers.JSONField(required=False, default=dict)
-    thread_id = StrictCharField(required=False, allow_null=True, max_length=32)
-
-    def validate_input(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError(_("输入不能为空。"))
-        limit = settings.RUN_INPUT_MAX_CHARS
-        if len(value) > limit:
-            raise serializers.ValidationError(
-                _("输入过长：最多 %(limit)d 个字符，当前 %(size)d 个。")
-                % {"limit": limit, "size": len(value)}
-            )
-        return value
-
-    def validate_context(self, value: Any) -> dict[str, Any]:
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            raise serializers.ValidationError(_("context 必须是 JSON 对象。"))
-        # Request options are stored with the run; they are small by nature.
-        if len(json.dumps(value, ensure_ascii=False)) > CONTEXT_MAX_CHARS:
-            raise serializers.ValidationError(
-                _("context 过大：最多 %(n)d 个字符。") % {"n": CONTEXT_MAX_CHARS}
-            )
-        return value
 
 
 class ProviderOutput(serializers.ModelSerializer):
@@ -83,48 +45,3 @@ class AgentOutput(serializers.ModelSerializer):
             "memory_notice",
             "archive_artifacts",
         ]
-
-
-class UsageOutput(serializers.Serializer):
-    input_tokens = serializers.IntegerField()
-    output_tokens = serializers.IntegerField()
-    cost = serializers.FloatField()
-
-
-class RunOutput(serializers.ModelSerializer):
-    agent_id = serializers.IntegerField()
-    thread_id = serializers.CharField(allow_null=True)
-    error_message = serializers.SerializerMethodField()
-    usage = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Run
-        fields = [
-            "id",
-            "agent_id",
-            "thread_id",
-            "status",
-            "input",
-            "output",
-            "error_code",
-            "error_message",
-            "usage",
-            "context",
-            "provider_name",
-            "memory_state",
-            "created_at",
-            "started_at",
-            "finished_at",
-        ]
-
-    @extend_schema_field(serializers.CharField(allow_null=True))
-    def get_error_message(self, run: Run) -> str | None:
-        return error_message(run.error_code) if run.error_code else None
-
-    @extend_schema_field(UsageOutput)
-    def get_usage(self, run: Run) -> dict[str, Any]:
-        return {
-            "input_tokens": run.input_tokens,
-            "output_tokens": run.output_tokens,
-            "cost": float(run.cost),
-        }

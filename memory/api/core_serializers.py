@@ -4,7 +4,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 from agents.api.fields import StrictCharField
-from memory.models import CoreCandidate, CoreFact
+from memory.models import MAX_FACT_CHARS, CoreCandidate, CoreFact
 
 
 class FactOutput(serializers.ModelSerializer):
@@ -53,7 +53,7 @@ class CandidateOutput(serializers.ModelSerializer):
 
 
 class ConfirmInput(serializers.Serializer):
-    text = StrictCharField(required=False, allow_blank=False, max_length=300)
+    text = StrictCharField(required=False, allow_blank=False, max_length=MAX_FACT_CHARS)
 
 
 class ConfirmOutput(serializers.Serializer):
@@ -65,4 +65,4 @@ class ConfirmOutput(serializers.Serializer):
 
 
 class FactPatchInput(serializers.Serializer):
-    text = StrictCharField(allow_blank=False, max_length=300)
+    text = StrictCharField(allow_blank=False, max_length=MAX_FACT_CHARS)

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.api.pagination import Pages
-from agents.api.views import agent_or_404
+from agents.selectors import agent_get
 from memory.api.core_serializers import (
     CandidateOutput,
     ConfirmInput,
@@ -20,31 +20,17 @@ from memory.api.core_serializers import (
     FactOutput,
     FactPatchInput,
 )
-from memory.models import CoreCandidate, CoreFact
+from memory.models import CoreCandidate
 from memory.scope import Scope
+from memory.selectors import candidate_get, fact_get
 from memory.services import facts
 from memory.services.core import candidates_for_scope, facts_for_scope
 
 
 def _scope(request: Request, agent_id: int) -> Scope:
-    agent = agent_or_404(request, agent_id)
-    return Scope(tenant_id=agent.tenant_id, agent_id=agent.pk, owner_id=request.user.pk)
-
-
-def _candidate_or_404(request: Request, candidate_id: int) -> CoreCandidate:
-    candidate = (
-        facts.manageable_candidates(actor_id=request.user.pk).filter(pk=candidate_id).first()
-    )
-    if candidate is None:
-        raise Http404
-    return candidate
-
-
-def _fact_or_404(request: Request, fact_id: int) -> CoreFact:
-    fact = facts.manageable_facts(actor_id=request.user.pk).filter(pk=fact_id).first()
-    if fact is None:
-        raise Http404
-    return fact
+    """The requesting teacher's memory with one of their agents (or Http404)."""
+    agent = agent_get(actor=request.user, agent_id=agent_id)
+    return Scope.for_agent(agent, owner_id=request.user.pk)
 
 
 class FactListView(APIView):
@@ -77,7 +63,7 @@ class CandidateListView(APIView):
 class CandidateConfirmView(APIView):
     @extend_schema(request=ConfirmInput, responses={200: ConfirmOutput})
     def post(self, request: Request, candidate_id: int) -> Response:
-        candidate = _candidate_or_404(request, candidate_id)
+        candidate = candidate_get(actor=request.user, candidate_id=candidate_id)
         data = ConfirmInput(data=request.data or {})
         data.is_valid(raise_exception=True)
         try:
@@ -98,16 +84,15 @@ class CandidateConfirmView(APIView):
 class CandidateRejectView(APIView):
     @extend_schema(request=None, responses={204: None})
     def post(self, request: Request, candidate_id: int) -> Response:
-        facts.candidate_reject(
-            candidate=_candidate_or_404(request, candidate_id), actor_id=request.user.pk
-        )
+        candidate = candidate_get(actor=request.user, candidate_id=candidate_id)
+        facts.candidate_reject(candidate=candidate, actor_id=request.user.pk)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class FactDetailView(APIView):
     @extend_schema(request=FactPatchInput, responses={200: FactOutput})
     def patch(self, request: Request, fact_id: int) -> Response:
-        fact = _fact_or_404(request, fact_id)
+        fact = fact_get(actor=request.user, fact_id=fact_id)
         data = FactPatchInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -120,5 +105,6 @@ class FactDetailView(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, fact_id: int) -> Response:
-        facts.fact_delete(fact=_fact_or_404(request, fact_id), actor_id=request.user.pk)
+        fact = fact_get(actor=request.user, fact_id=fact_id)
+        facts.fact_delete(fact=fact, actor_id=request.user.pk)
         return Response(status=status.HTTP_204_NO_CONTENT)

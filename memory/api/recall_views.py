@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents.api.views import agent_or_404
+from agents.selectors import agent_get
 from memory.scope import Scope
 from memory.services.recall import recall_search
 
@@ -48,12 +48,13 @@ class RecallSearchView(APIView):
         responses={200: RecallOutput},
     )
     def get(self, request: Request, agent_id: int) -> Response:
-        agent = agent_or_404(request, agent_id)
+        agent = agent_get(actor=request.user, agent_id=agent_id)
         query = RecallQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        scope = Scope(tenant_id=agent.tenant_id, agent_id=agent.pk, owner_id=request.user.pk)
         hits = recall_search(
-            scope=scope, query=query.validated_data["q"], k=query.validated_data["limit"]
+            scope=Scope.for_agent(agent, owner_id=request.user.pk),
+            query=query.validated_data["q"],
+            k=query.validated_data["limit"],
         )
         return Response(
             RecallOutput(

@@ -7,8 +7,6 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.api.fields import StrictCharField
-from agents.models import Run
-from agents.services import error_message
 from memory.models import Thread
 
 
@@ -21,7 +19,23 @@ class ThreadOutput(serializers.ModelSerializer):
         fields = ["id", "agent_id", "title", "status", "run_count", "created_at", "updated_at"]
 
 
+class CostTotalsOutput(serializers.Serializer):
+    """A thread's cost: runs and memory operations apart, then their sum."""
+
+    run_count = serializers.IntegerField()
+    run_cost = serializers.FloatField()
+    run_input_tokens = serializers.IntegerField()
+    run_output_tokens = serializers.IntegerField()
+    memory_op_count = serializers.IntegerField()
+    memory_cost = serializers.FloatField()
+    memory_input_tokens = serializers.IntegerField()
+    memory_output_tokens = serializers.IntegerField()
+    total_cost = serializers.FloatField()
+
+
 class ThreadDetailOutput(ThreadOutput):
+    """Pass the thread's :class:`~memory.selectors.CostTotals` as ``context["totals"]``."""
+
     memory_notice = serializers.BooleanField(source="agent.memory_notice")
     totals = serializers.SerializerMethodField()
 
@@ -35,10 +49,9 @@ class ThreadDetailOutput(ThreadOutput):
             "totals",
         ]
 
-    @extend_schema_field(serializers.DictField())
+    @extend_schema_field(CostTotalsOutput)
     def get_totals(self, thread: Thread) -> dict[str, Any]:
-        totals = self.context.get("totals")
-        return totals if totals is not None else {}
+        return dict(CostTotalsOutput(self.context["totals"]).data)
 
 
 class ThreadPatchInput(serializers.Serializer):
@@ -54,34 +67,3 @@ class ThreadStatusQuery(serializers.Serializer):
     status = serializers.ChoiceField(
         choices=Thread.Status.choices, required=False, default=Thread.Status.ACTIVE
     )
-
-
-class ThreadRunOutput(serializers.ModelSerializer):
-    error_message = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Run
-        fields = [
-            "id",
-            "thread_id",
-            "status",
-            "input",
-            "output",
-            "error_code",
-            "error_message",
-            "context",
-            "created_at",
-            "finished_at",
-        ]
-
-    @extend_schema_field(serializers.CharField(allow_null=True))
-    def get_error_message(self, run: Run) -> str | None:
-        return error_message(run.error_code) if run.error_code else None
-
-
-class RunContextOutput(serializers.Serializer):
-    run_id = serializers.IntegerField()
-    thread_id = serializers.CharField(allow_null=True)
-    messages = serializers.ListField(child=serializers.DictField())
-    injected_text = serializers.CharField(allow_blank=True)
-    manifest = serializers.DictField()

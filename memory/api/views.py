@@ -1,39 +1,24 @@
-"""Threads and run context. Each view validates, calls one service or selector, serializes."""
+"""Threads. Each view validates, calls one service or selector, serializes."""
 
 from __future__ import annotations
 
-from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents import selectors
 from agents.api.pagination import Pages
-from agents.api.views import agent_or_404
+from agents.selectors import agent_get
 from memory.api.serializers import (
-    RunContextOutput,
     ThreadDetailOutput,
     ThreadOutput,
     ThreadPatchInput,
-    ThreadRunOutput,
     ThreadStatusQuery,
 )
-from memory.models import RunContext, Thread
+from memory.models import Thread
 from memory.scope import Scope
+from memory.selectors import cost_totals_by, thread_get
 from memory.services import threads
-from memory.services.costs import thread_totals
-
-
-def _thread_or_404(request: Request, thread_id: str) -> Thread:
-    thread = threads.thread_get(
-        owner_id=request.user.pk,
-        thread_id=thread_id,
-        tenant_ids=selectors.tenant_ids_for(request.user),
-    )
-    if thread is None:
-        raise Http404
-    return thread
 
 
 class AgentThreadListView(APIView):
@@ -42,11 +27,13 @@ class AgentThreadListView(APIView):
         responses={200: ThreadOutput(many=True)},
     )
     def get(self, request: Request, agent_id: int) -> Response:
-        agent = agent_or_404(request, agent_id)
+        agent = agent_get(actor=request.user, agent_id=agent_id)
         query = ThreadStatusQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        scope = Scope(tenant_id=agent.tenant_id, agent_id=agent.pk, owner_id=request.user.pk)
-        queryset = threads.thread_list(scope=scope, status=query.validated_data["status"])
+        queryset = threads.thread_list(
+            scope=Scope.for_agent(agent, owner_id=request.user.pk),
+            status=query.validated_data["status"],
+        )
         paginator = Pages()
         page = paginator.paginate_queryset(queryset, request, view=self)
         return paginator.get_paginated_response(ThreadOutput(page, many=True).data)
@@ -54,16 +41,16 @@ class AgentThreadListView(APIView):
 
 class ThreadDetailView(APIView):
     def _detail(self, thread: Thread) -> Response:
-        totals = thread_totals(thread=thread)
+        totals = cost_totals_by(key="thread_id", ids=[thread.pk])[thread.pk]
         return Response(ThreadDetailOutput(thread, context={"totals": totals}).data)
 
     @extend_schema(responses={200: ThreadDetailOutput})
     def get(self, request: Request, thread_id: str) -> Response:
-        return self._detail(_thread_or_404(request, thread_id))
+        return self._detail(thread_get(actor=request.user, thread_id=thread_id))
 
     @extend_schema(request=ThreadPatchInput, responses={200: ThreadDetailOutput})
     def patch(self, request: Request, thread_id: str) -> Response:
-        thread = _thread_or_404(request, thread_id)
+        thread = thread_get(actor=request.user, thread_id=thread_id)
         data = ThreadPatchInput(data=request.data)
         data.is_valid(raise_exception=True)
         thread = threads.thread_rename(thread=thread, title=data.validated_data["title"])
@@ -73,36 +60,5 @@ class ThreadDetailView(APIView):
 class ThreadArchiveView(APIView):
     @extend_schema(request=None, responses={200: ThreadOutput})
     def post(self, request: Request, thread_id: str) -> Response:
-        thread = threads.thread_archive(thread=_thread_or_404(request, thread_id))
+        thread = threads.thread_archive(thread=thread_get(actor=request.user, thread_id=thread_id))
         return Response(ThreadOutput(thread).data)
-
-
-class ThreadRunsView(APIView):
-    @extend_schema(responses={200: ThreadRunOutput(many=True)})
-    def get(self, request: Request, thread_id: str) -> Response:
-        thread = _thread_or_404(request, thread_id)
-        paginator = Pages()
-        page = paginator.paginate_queryset(threads.thread_runs(thread=thread), request, view=self)
-        return paginator.get_paginated_response(ThreadRunOutput(page, many=True).data)
-
-
-class RunContextView(APIView):
-    """What the run was given, exactly, and why (the manifest). Owner only."""
-
-    @extend_schema(responses={200: RunContextOutput})
-    def get(self, request: Request, run_id: int) -> Response:
-        run = selectors.run_get_owned(user=request.user, run_id=run_id)
-        if run is None:
-            raise Http404
-        record = RunContext.objects.filter(run_id=run.pk).first()
-        return Response(
-            RunContextOutput(
-                {
-                    "run_id": run.pk,
-                    "thread_id": run.thread_id,
-                    "messages": record.messages if record else [],
-                    "injected_text": record.injected_text if record else "",
-                    "manifest": record.manifest if record else {},
-                }
-            ).data
-        )

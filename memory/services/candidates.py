@@ -20,7 +20,7 @@ from django.db.models.functions import Greatest
 from agents.models import Provider, Run
 from memory.extraction import parse_proposals
 from memory.factkey import evidence_in, fact_key, near_equal
-from memory.models import CoreCandidate, MemoryOp, RedlineAudit
+from memory.models import MAX_FACT_CHARS, CoreCandidate, MemoryOp, RedlineAudit
 from memory.prompts import extract_messages, judge_verdict, redline_judge_messages
 from memory.redline import Category, scan
 from memory.scope import Scope
@@ -51,7 +51,7 @@ def candidates_extract(*, run: Run) -> int:
     scope = Scope.of(run)
     blocked: Counter[str] = Counter()
     created = 0
-    for proposal in parse_proposals(completion.text):
+    for proposal in parse_proposals(completion.text, max_fact_chars=MAX_FACT_CHARS):
         if not evidence_in(proposal.evidence, run.input):
             logger.info("run %s: dropped a proposal not quoted from the teacher", run.pk)
             continue

@@ -22,6 +22,7 @@ from agents.tokens import count_tokens, truncate_tokens
 from memory import faults
 from memory.models import MemoryOp, RedlineAudit, Thread
 from memory.prompts import FoldTurn, compress_messages
+from memory.redline import redact
 from memory.scope import Scope
 from memory.services.audit import redline_audit_record
 from memory.services.llm import memory_complete
@@ -109,8 +110,6 @@ def _save_if_cursor_unchanged(
 
 def thread_compress(*, thread_id: str, source_run_id: int | None = None) -> CompressResult:
     """Fold everything that is due. Idempotent; safe to run concurrently."""
-    from memory.redline import redact
-
     folded: list[int] = []
     calls = races = 0
     max_tokens = settings.MEMORY_SUMMARY_MAX_TOKENS

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.conf import settings
 
+from agents.models import Run
 from agents.tokens import count_tokens, truncate_tokens
 from memory import boundary
 from memory.ledger import Ledger
@@ -22,6 +23,9 @@ from memory.render import EMPTY, Rendered, Turn, render_thread
 from memory.sanitizer import sanitize_history
 from memory.scope import Scope
 from memory.services.audit import redline_audit_record
+from memory.services.core import core_render
+from memory.services.kb import kb_render
+from memory.services.recall import recall_render
 
 # Framing of the messages themselves (role tags, separators) that the ledger reserves.
 _FRAMING_RESERVE = 64
@@ -46,8 +50,6 @@ class AssembledContext:
 
 def _thread_turns(*, thread: Thread, before_run_id: int | None) -> list[Turn]:
     """The last K finished runs of the thread, oldest first; running runs are skipped."""
-    from agents.models import Run
-
     runs = Run.objects.filter(thread_id=thread.pk).finished()
     if before_run_id is not None:
         runs = runs.exclude(pk=before_run_id)
@@ -98,10 +100,6 @@ def context_assemble(
     continue_from: ContinueSource | None = None,
 ) -> AssembledContext:
     """Assemble the injected context for one run. Reads only; never calls an LLM."""
-    from memory.services.core import core_render
-    from memory.services.kb import kb_render
-    from memory.services.recall import recall_render
-
     system_prompt = "\n\n".join(
         part for part in (agent_system_prompt.strip(), boundary.SYSTEM_NOTE) if part
     )

@@ -2,29 +2,33 @@
 
 Design v2 review #10: nothing becomes long-term memory without the teacher's own
 confirmation. These functions take the acting user and are called only by the memory
-panel, the API (owner or tenant admin) and the admin action. No background job, LLM
+panel, the API (owner or tenant admin) and the admin actions. No background job, LLM
 output or agent tool imports this module (tests/memory/test_promotion_path.py proves it).
+
+Each function checks that the actor may manage the item (its owner, or an administrator
+of its tenant) and raises PermissionError otherwise; interfaces find items through the
+access-checked getters of ``memory.selectors`` first, so a refusal here is a race.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from agents.models import Membership
 from memory.factkey import near_equal
-from memory.models import CoreCandidate, CoreFact, RedlineAudit
+from memory.models import MAX_FACT_CHARS, CoreCandidate, CoreFact, RedlineAudit
 from memory.redline import PLACEHOLDERS, Category, scan
 from memory.scope import Scope
 from memory.services.audit import redline_audit_record
-
-MAX_FACT_CHARS = 300
 
 
 class FactRejected(ValueError):
@@ -36,6 +40,38 @@ class Confirmation:
     fact: CoreFact
     evicted_id: int | None
     merged: bool
+    # The text of the fact evicted to make room (read under the scope lock, so it is the
+    # one that went), for the confirming person to see what they lost.
+    evicted_text: str | None = None
+
+
+class Refused(StrEnum):
+    REJECTED = "rejected"  # the text cannot become a fact (FactRejected)
+    GONE = "gone"  # the candidate was confirmed or deleted meanwhile
+    FORBIDDEN = "forbidden"  # the actor may not manage it
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    candidate: CoreCandidate
+    reason: Refused
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class BulkConfirmation:
+    confirmed: tuple[Confirmation, ...]
+    refused: tuple[Refusal, ...]
+
+    @property
+    def evicted_texts(self) -> list[str]:
+        return [c.evicted_text for c in self.confirmed if c.evicted_text is not None]
+
+
+@dataclass(frozen=True, slots=True)
+class BulkResult:
+    done: int
+    forbidden: int
 
 
 def _actor_can_manage(*, actor_id: int, tenant_id: int, owner_id: int) -> bool:
@@ -44,23 +80,6 @@ def _actor_can_manage(*, actor_id: int, tenant_id: int, owner_id: int) -> bool:
     return Membership.objects.filter(
         user_id=actor_id, tenant_id=tenant_id, role=Membership.Role.ADMIN
     ).exists()
-
-
-def _manageable(actor_id: int) -> Q:
-    """Items in the actor's tenants that are theirs, or in a tenant they administer."""
-    memberships = Membership.objects.filter(user_id=actor_id)
-    admin_tenants = memberships.filter(role=Membership.Role.ADMIN).values("tenant_id")
-    return Q(tenant_id__in=memberships.values("tenant_id")) & (
-        Q(owner_id=actor_id) | Q(tenant_id__in=admin_tenants)
-    )
-
-
-def manageable_candidates(*, actor_id: int) -> QuerySet[CoreCandidate]:
-    return CoreCandidate.objects.filter(_manageable(actor_id))
-
-
-def manageable_facts(*, actor_id: int) -> QuerySet[CoreFact]:
-    return CoreFact.objects.filter(_manageable(actor_id))
 
 
 def _clean_text(*, text: str, scope: Scope) -> str:
@@ -107,11 +126,11 @@ def candidate_confirm(
             if near_equal(existing.text, final):
                 CoreCandidate.objects.filter(pk=candidate.pk).delete()
                 return Confirmation(fact=existing, evicted_id=None, merged=True)
-        evicted_id = None
+        evicted_id = evicted_text = None
         if facts.count() >= settings.CORE_FACTS_MAX:
             victim = _least_recently_used(facts)
             if victim is not None:
-                evicted_id = victim.pk
+                evicted_id, evicted_text = victim.pk, victim.text
                 victim.delete()
         fact = CoreFact.objects.create(
             **scope.filter_kwargs(),
@@ -121,7 +140,31 @@ def candidate_confirm(
             confirmed_at=now,
         )
         CoreCandidate.objects.filter(pk=candidate.pk).delete()
-    return Confirmation(fact=fact, evicted_id=evicted_id, merged=False)
+    return Confirmation(fact=fact, evicted_id=evicted_id, merged=False, evicted_text=evicted_text)
+
+
+def candidates_confirm_many(
+    *, candidates: Iterable[CoreCandidate], actor_id: int
+) -> BulkConfirmation:
+    """Confirm several candidates, lowest confidence first; refusals do not stop the rest.
+
+    The order is what makes a bulk confirm at the cap keep the right facts: each
+    confirmation at the cap evicts the least recently used fact, and a fact confirmed in
+    this batch has never been injected, so it is among the first to go. Confirming the
+    most confident last keeps them. Ties: older candidate first, then id.
+    """
+    confirmed: list[Confirmation] = []
+    refused: list[Refusal] = []
+    for candidate in sorted(candidates, key=lambda c: (c.confidence, c.created_at, c.pk)):
+        try:
+            confirmed.append(candidate_confirm(candidate=candidate, actor_id=actor_id))
+        except FactRejected as exc:
+            refused.append(Refusal(candidate, Refused.REJECTED, str(exc)))
+        except CoreCandidate.DoesNotExist:
+            refused.append(Refusal(candidate, Refused.GONE, ""))
+        except PermissionError:
+            refused.append(Refusal(candidate, Refused.FORBIDDEN, ""))
+    return BulkConfirmation(confirmed=tuple(confirmed), refused=tuple(refused))
 
 
 def eviction_preview(*, scope: Scope) -> CoreFact | None:
@@ -145,6 +188,18 @@ def candidate_reject(*, candidate: CoreCandidate, actor_id: int) -> None:
     CoreCandidate.objects.filter(pk=candidate.pk).delete()
 
 
+def candidates_reject_many(*, candidates: Iterable[CoreCandidate], actor_id: int) -> BulkResult:
+    """Reject (delete) several candidates; those the actor may not manage are counted."""
+    done = forbidden = 0
+    for candidate in candidates:
+        try:
+            candidate_reject(candidate=candidate, actor_id=actor_id)
+            done += 1
+        except PermissionError:
+            forbidden += 1
+    return BulkResult(done=done, forbidden=forbidden)
+
+
 def fact_update(*, fact: CoreFact, actor_id: int, text: str) -> CoreFact:
     if not _actor_can_manage(actor_id=actor_id, tenant_id=fact.tenant_id, owner_id=fact.owner_id):
         raise PermissionError("not allowed")
@@ -157,3 +212,15 @@ def fact_delete(*, fact: CoreFact, actor_id: int) -> None:
     if not _actor_can_manage(actor_id=actor_id, tenant_id=fact.tenant_id, owner_id=fact.owner_id):
         raise PermissionError("not allowed")
     CoreFact.objects.filter(pk=fact.pk).delete()
+
+
+def facts_delete_many(*, facts: Iterable[CoreFact], actor_id: int) -> BulkResult:
+    """Delete several facts; those the actor may not manage are counted."""
+    done = forbidden = 0
+    for fact in facts:
+        try:
+            fact_delete(fact=fact, actor_id=actor_id)
+            done += 1
+        except PermissionError:
+            forbidden += 1
+    return BulkResult(done=done, forbidden=forbidden)

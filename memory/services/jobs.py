@@ -21,7 +21,11 @@ from django_q.tasks import async_task
 
 from agents.models import Run
 from memory import faults
+from memory.services.archive import run_archive
+from memory.services.candidates import candidates_extract
+from memory.services.compression import thread_compress
 from memory.services.llm import MemoryDeferred
+from memory.services.recall import recall_upsert
 
 logger = logging.getLogger(__name__)
 
@@ -76,11 +80,6 @@ class JobReport:
 
 def after_run_process(*, run_id: int) -> JobReport:
     """Do the memory work of one finished run. Idempotent; safe to run twice at once."""
-    from memory.services.archive import run_archive
-    from memory.services.candidates import candidates_extract
-    from memory.services.compression import thread_compress
-    from memory.services.recall import recall_upsert
-
     claimed = Run.objects.filter(
         pk=run_id, status__in=(Run.Status.COMPLETED, Run.Status.FAILED)
     ).update(memory_attempts=F("memory_attempts") + 1)

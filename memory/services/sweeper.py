@@ -1,14 +1,15 @@
-"""The sweeper: restart recovery for the memory pipeline (DESIGN.md "Write path").
+"""The sweeper's memory steps: restart recovery for the memory pipeline (DESIGN.md "Write path").
 
-Run as ``manage.py memory_sweep`` and on a django-q2 schedule. Each re-enqueue is
-claimed with a compare-and-set on the row's enqueue time, so two sweeps at once, or one
-sweep twice, never enqueue the same work twice; a second sweep right after a first one
+``runs.sweeper.recovery_sweep`` (``manage.py memory_sweep`` and the django-q2 schedule)
+fails abandoned runs first, then calls :func:`memory_sweep`. Each re-enqueue is claimed
+with a compare-and-set on the row's enqueue time, so two sweeps at once, or one sweep
+twice, never enqueue the same work twice; a second sweep right after a first one
 changes nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -18,6 +19,8 @@ from django.utils import timezone
 
 from agents.models import Run
 from memory.models import Thread
+from memory.services.compression import runs_to_fold
+from memory.services.jobs import after_run_enqueue, compress_thread_enqueue
 
 # Threads examined for a lagging cursor per sweep, most recently active first.
 THREAD_SCAN_LIMIT = 500
@@ -25,34 +28,12 @@ THREAD_SCAN_DAYS = 14
 
 
 @dataclass(frozen=True, slots=True)
-class SweepReport:
-    stale_runs_failed: int
+class MemorySweepReport:
     runs_reenqueued: int
     threads_reenqueued: int
 
-    def as_dict(self) -> dict[str, int]:
-        return asdict(self)
-
-
-def _fail_stale_runs(*, now: datetime) -> int:
-    from agents.services import ERROR_STALE, run_finish
-
-    cutoff = now - timedelta(seconds=settings.RUN_STALE_AFTER_SECONDS)
-    stale = Run.objects.filter(status=Run.Status.RUNNING, started_at__lt=cutoff).select_related(
-        "agent", "agent__provider"
-    )
-    failed = 0
-    for run in stale:
-        settled = run_finish(run=run, error_code=ERROR_STALE)
-        # run_finish only settles a run that is still running (conditional update).
-        if settled.error_code == ERROR_STALE and settled.finished_at and settled.finished_at >= now:
-            failed += 1
-    return failed
-
 
 def _reenqueue_runs(*, now: datetime, stale_after: timedelta) -> int:
-    from memory.services.jobs import after_run_enqueue
-
     cutoff = now - stale_after
     due = (
         Run.objects.filter(
@@ -80,9 +61,6 @@ def _reenqueue_runs(*, now: datetime, stale_after: timedelta) -> int:
 
 
 def _reenqueue_threads(*, now: datetime, stale_after: timedelta) -> int:
-    from memory.services.compression import runs_to_fold
-    from memory.services.jobs import compress_thread_enqueue
-
     cutoff = now - stale_after
     busy = Run.objects.filter(
         memory_state__in=(Run.MemoryState.PENDING, Run.MemoryState.NONE)
@@ -113,15 +91,14 @@ def _reenqueue_threads(*, now: datetime, stale_after: timedelta) -> int:
 
 def memory_sweep(
     *, now: datetime | None = None, stale_after_seconds: int | None = None
-) -> SweepReport:
-    """Fail abandoned runs, re-enqueue unfinished memory work and lagging threads."""
+) -> MemorySweepReport:
+    """Re-enqueue unfinished memory work of finished runs, and lagging threads."""
     now = now or timezone.now()
     stale_after = timedelta(
         seconds=settings.MEMORY_JOB_STALE_AFTER_SECONDS
         if stale_after_seconds is None
         else stale_after_seconds
     )
-    failed = _fail_stale_runs(now=now)
     runs = _reenqueue_runs(now=now, stale_after=stale_after)
     threads = _reenqueue_threads(now=now, stale_after=stale_after)
-    return SweepReport(stale_runs_failed=failed, runs_reenqueued=runs, threads_reenqueued=threads)
+    return MemorySweepReport(runs_reenqueued=runs, threads_reenqueued=threads)

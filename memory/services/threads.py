@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from django.conf import settings
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from agents.models import Run
 from memory.models import Thread
 from memory.scope import Scope
-
-if TYPE_CHECKING:
-    from agents.models import Run
 
 
 class ThreadRejected(ValueError):
@@ -58,16 +54,6 @@ def thread_list(*, scope: Scope, status: str = Thread.Status.ACTIVE) -> QuerySet
     )
 
 
-def thread_get(*, owner_id: int, thread_id: str, tenant_ids: list[int]) -> Thread | None:
-    """The caller's own thread, or None (another owner's or tenant's looks missing)."""
-    return (
-        Thread.objects.filter(pk=thread_id, owner_id=owner_id, tenant_id__in=tenant_ids)
-        .select_related("agent", "agent__provider", "agent__memory_provider")
-        .annotate(run_count=Count("runs"))
-        .first()
-    )
-
-
 def thread_archive(*, thread: Thread) -> Thread:
     """Idempotent: archiving an archived thread changes nothing."""
     if thread.status != Thread.Status.ARCHIVED:
@@ -85,6 +71,4 @@ def thread_rename(*, thread: Thread, title: str) -> Thread:
 
 def thread_runs(*, thread: Thread) -> QuerySet[Run]:
     """The thread's messages, oldest first (restoring a conversation)."""
-    from agents.models import Run
-
     return Run.objects.filter(thread_id=thread.pk).order_by("created_at", "pk")

@@ -19,7 +19,8 @@ WRITE_PATH = "memory.services.facts"
 AUTOMATIC_ENTRY_POINTS = [
     "memory.tasks",
     "memory.services.jobs",
-    "agents.services",
+    "runs.services",
+    "runs.tasks",
     "agents.providers.registry",
 ]
 
@@ -47,7 +48,7 @@ def project_imports(name: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             found.add(node.module)
             found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return {m for m in found if m.split(".")[0] in {"agents", "memory", "web", "config"}}
+    return {m for m in found if m.split(".")[0] in {"agents", "memory", "runs", "web", "config"}}
 
 
 def reachable(start: list[str]) -> set[str]:

@@ -27,7 +27,7 @@ from memory.sanitizer import (
     sanitize_history,
     sanitize_history_report,
 )
-from tests.devdata import dev_data
+from tests.devdata import dev_data, require_dev_data
 
 M = PLACEHOLDER_MARKER
 I = PLACEHOLDER_INSTRUCTION  # noqa: E741
@@ -477,9 +477,7 @@ def test_benign_text_is_untouched(text: str) -> None:
 
 
 def _data_dir() -> Path:
-    if not DATA_DIR.is_dir():
-        pytest.skip(f"{DATA_DIR} is absent")
-    return DATA_DIR
+    return require_dev_data(DATA_DIR)
 
 
 def _jsonl_texts(name: str, field: str = "text") -> list[str]:

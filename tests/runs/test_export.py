@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
-from agents import exports
 from agents.models import Run
 from memory.models import Thread
+from runs import exports
 from tests.factories import Teacher, make_teacher, run_via_api
 
 pytestmark = pytest.mark.django_db

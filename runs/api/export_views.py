@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -19,8 +19,8 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from agents import exports, selectors
 from agents.models import Run
+from runs import exports, selectors
 
 
 class ExportQuery(serializers.Serializer):
@@ -77,9 +77,7 @@ class RunExportView(APIView):
     def get(self, request: Request, run_id: int) -> HttpResponse:
         # Owner only, as the context manifest: an admin of the school does not download
         # a teacher's papers. Another tenant's run and a missing one are both 404.
-        run = selectors.run_get_owned(user=request.user, run_id=run_id)
-        if run is None:
-            raise Http404
+        run = selectors.run_get(actor=request.user, run_id=run_id, owner_only=True)
         query = ExportQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         if run.status != Run.Status.COMPLETED:

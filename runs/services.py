@@ -3,6 +3,15 @@
 The run row exists as ``running`` before the provider is called; the provider call
 happens outside any transaction; finishing the run and enqueueing its memory job happen
 in one short transaction.
+
+Three things are called "context" around a run; they are different:
+
+- ``Run.context``: the request's options as the API names them (``mode``, ``run_id``),
+  parsed here into :class:`RunOptions`;
+- ``memory.services.context.context_assemble``: the read path that builds what the run
+  is given from memory;
+- ``memory.models.RunContext``: the record of what it was given (messages, injected
+  text, manifest), served at ``/api/runs/{id}/context``.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ from agents.window import WindowOverflow, fit_window
 from memory.models import RunContext
 from memory.scope import Scope
 from memory.services.context import ContinueSource, context_assemble
+from memory.services.jobs import after_run_enqueue
 from memory.services.threads import ThreadRejected, thread_for_run
 
 logger = logging.getLogger(__name__)
@@ -65,6 +75,22 @@ class RunRejected(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class RunOptions:
+    """A request's options (``Run.context``), validated, with the continue source read."""
+
+    mode: str
+    continue_from: ContinueSource | None
+
+
+@dataclass(frozen=True, slots=True)
+class StartedRun:
+    """A run created as ``running``, and its options as read when it was started."""
+
+    run: Run
+    options: RunOptions
+
+
+@dataclass(frozen=True, slots=True)
 class PreparedRun:
     messages: list[Message]
 
@@ -88,15 +114,19 @@ class Finished:
 RunEvent = Started | TextDelta | Finished
 
 
-def _validate_context(
-    *, agent: Agent, owner_id: int, context: dict[str, Any]
-) -> ContinueSource | None:
+def run_options_parse(*, agent: Agent, owner_id: int, context: dict[str, Any]) -> RunOptions:
+    """Validate the request options. Raises :class:`RunRejected`.
+
+    The continue source (``run_id``: an earlier completed run of the same teacher and
+    agent) is read here, once, before the new run exists: its text is what the run
+    continues from even if the source is deleted meanwhile.
+    """
     mode = context.get("mode")
     if mode is not None and (not isinstance(mode, str) or mode not in MODE_PROMPTS):
         raise RunRejected("context.mode", _("不支持的模式。可选：%s") % ", ".join(MODE_PROMPTS))
     continue_id = context.get("run_id")
     if continue_id is None:
-        return None
+        return RunOptions(mode=mode or "", continue_from=None)
     if isinstance(continue_id, bool) or not isinstance(continue_id, int | str):
         raise RunRejected("context.run_id", _("run_id 必须是整数。"))
     try:
@@ -116,7 +146,9 @@ def _validate_context(
     )
     if source is None:
         raise RunRejected("context.run_id", _("找不到可继续的已完成运行。"))
-    return ContinueSource(run_id=source[0], output=source[1])
+    return RunOptions(
+        mode=mode or "", continue_from=ContinueSource(run_id=source[0], output=source[1])
+    )
 
 
 def run_start(
@@ -126,11 +158,15 @@ def run_start(
     user_input: str,
     context: dict[str, Any] | None = None,
     thread_id: str | None = None,
-) -> Run:
-    """Create the run as ``running`` inside its thread. Raises :class:`RunRejected`."""
+) -> StartedRun:
+    """Create the run as ``running`` inside its thread.
+
+    Raises :class:`RunRejected` (bad options, a continue source that is not there, a
+    thread that is not the teacher's) before anything is stored.
+    """
     context = dict(context or {})
-    _validate_context(agent=agent, owner_id=owner_id, context=context)
-    scope = Scope(tenant_id=agent.tenant_id, agent_id=agent.pk, owner_id=owner_id)
+    options = run_options_parse(agent=agent, owner_id=owner_id, context=context)
+    scope = Scope.for_agent(agent, owner_id=owner_id)
     now = timezone.now()
     try:
         with transaction.atomic():
@@ -149,21 +185,21 @@ def run_start(
             )
     except ThreadRejected as exc:
         raise RunRejected("thread_id", str(exc)) from exc
-    return run
+    return StartedRun(run=run, options=options)
 
 
-def run_prepare(*, run: Run) -> PreparedRun:
+def run_prepare(*, started: StartedRun) -> PreparedRun:
     """Assemble the context, cap the window and record what the run is given."""
+    run, options = started.run, started.options
     agent = run.agent
-    continue_from = _validate_context(agent=agent, owner_id=run.owner_id, context=run.context)
     assembled = context_assemble(
         scope=Scope.of(run),
         thread=run.thread,
         run_id=run.pk,
         user_input=run.input,
         agent_system_prompt=agent.system_prompt,
-        mode_prompt=MODE_PROMPTS.get(run.context.get("mode") or "", ""),
-        continue_from=continue_from,
+        mode_prompt=MODE_PROMPTS.get(options.mode, ""),
+        continue_from=options.continue_from,
     )
     messages = [
         Message(role="system", content=assembled.system_prompt),
@@ -185,12 +221,8 @@ def run_prepare(*, run: Run) -> PreparedRun:
     return PreparedRun(messages=window.messages)
 
 
-def run_finish(
-    *, run: Run, completion: Completion | None = None, error_code: str = "", partial: str = ""
-) -> Run:
+def run_finish(*, run: Run, completion: Completion | None = None, error_code: str = "") -> Run:
     """Settle the run and enqueue its memory job, in one transaction."""
-    from memory.services.jobs import after_run_enqueue
-
     now = timezone.now()
     provider = run.agent.provider
     if completion is not None:
@@ -230,10 +262,11 @@ def run_finish(
     return run
 
 
-def run_execute(*, run: Run) -> Run:
+def run_execute(*, started: StartedRun) -> Run:
     """Run to completion synchronously. Provider failures end as a failed run."""
+    run = started.run
     try:
-        prepared = run_prepare(run=run)
+        prepared = run_prepare(started=started)
     except WindowOverflow:
         return run_finish(run=run, error_code=ERROR_CONTEXT_TOO_LARGE)
     client = client_for(run.agent.provider)
@@ -248,13 +281,14 @@ def run_execute(*, run: Run) -> Run:
     return run_finish(run=run, completion=completion)
 
 
-def run_stream(*, run: Run) -> Iterator[RunEvent]:
+def run_stream(*, started: StartedRun) -> Iterator[RunEvent]:
     """Run while yielding events. If the consumer goes away, the run ends as failed."""
+    run = started.run
     finished = False
     try:
         yield Started(run=run)
         try:
-            prepared = run_prepare(run=run)
+            prepared = run_prepare(started=started)
         except WindowOverflow:
             finished = True
             yield Finished(run=run_finish(run=run, error_code=ERROR_CONTEXT_TOO_LARGE))

@@ -3,7 +3,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from memory.services.sweeper import memory_sweep
+from runs.sweeper import recovery_sweep
 
 
 class Command(BaseCommand):
@@ -22,5 +22,5 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        report = memory_sweep(stale_after_seconds=options["stale_after"])
+        report = recovery_sweep(stale_after_seconds=options["stale_after"])
         self.stdout.write(json.dumps(report.as_dict()))

@@ -15,7 +15,7 @@ from django.http import StreamingHttpResponse
 from rest_framework.renderers import BaseRenderer
 
 from agents.models import Run
-from agents.services import Finished, RunEvent, Started, TextDelta, error_message
+from runs.services import Finished, RunEvent, Started, TextDelta, error_message
 
 
 def frame(event: str, data: dict[str, Any]) -> str:

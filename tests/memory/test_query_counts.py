@@ -1,0 +1,94 @@
+"""Query counts on the read path and the thread API: bounded, and flat in the data size.
+
+The bounds are itemised; a change that adds a query per fact, run or entry fails here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from memory.models import CoreCandidate, Thread
+from memory.scope import Scope
+from memory.services.context import context_assemble
+from memory.services.recall import recall_cache_clear
+from tests.factories import Teacher, fact_via_confirm, run_via_api
+
+pytestmark = pytest.mark.django_db
+
+# core: facts + touching last_used_at; thread: recent turns; recall: the scope's version
+# row, loading new entries into the process's index, the hits' rows. KB is not built.
+CONTEXT_ASSEMBLE_QUERIES = 6
+# token auth, the thread (with its run count), run sums, memory-op sums.
+THREAD_DETAIL_QUERIES = 4
+
+
+def grow(teacher: Teacher, thread_id: str, *, runs: int) -> None:
+    """More runs in the thread (each with its memory job), and every candidate confirmed."""
+    for i in range(runs):
+        run_via_api(
+            teacher, f"第{i}轮：我教八年级数学，出一份人教版试卷", thread_id, memory_job=True
+        )
+    for candidate in CoreCandidate.objects.filter(owner=teacher.user):
+        fact_via_confirm(teacher, candidate)
+
+
+def assemble_queries(thread_id: str) -> int:
+    thread = Thread.objects.get(pk=thread_id)
+    recall_cache_clear()  # a cold process: the recall index is loaded too
+    with CaptureQueriesContext(connection) as ctx:
+        context_assemble(
+            scope=Scope.of(thread),
+            thread=thread,
+            run_id=None,
+            user_input="数学试卷人教版",
+            agent_system_prompt="你是教学助手。",
+        )
+    return len(ctx.captured_queries)
+
+
+def test_context_assemble_queries_are_bounded_and_flat(teacher: Teacher) -> None:
+    thread_id = str(
+        run_via_api(teacher, "我教八年级数学。以后出题都用人教版教材", memory_job=True)["thread_id"]
+    )
+    grow(teacher, thread_id, runs=2)
+    small = assemble_queries(thread_id)
+    grow(teacher, thread_id, runs=10)
+    assert Thread.objects.get(pk=thread_id).runs.count() == 13
+    large = assemble_queries(thread_id)
+    # Whether a recall hit passes the gate (one more query for its row) depends on the
+    # data, not on its size: the count may only stay or fall.
+    assert large <= small <= CONTEXT_ASSEMBLE_QUERIES
+
+
+def test_context_assemble_with_the_pytest_django_bound(
+    teacher: Teacher, django_assert_max_num_queries: Any
+) -> None:
+    thread_id = str(run_via_api(teacher, "出一份数据结构试卷", memory_job=True)["thread_id"])
+    grow(teacher, thread_id, runs=3)
+    thread = Thread.objects.get(pk=thread_id)
+    with django_assert_max_num_queries(CONTEXT_ASSEMBLE_QUERIES):
+        context_assemble(
+            scope=Scope.of(thread),
+            thread=thread,
+            run_id=None,
+            user_input="简答题换两道",
+            agent_system_prompt="",
+        )
+
+
+def test_thread_detail_queries_are_bounded_and_flat(teacher: Teacher) -> None:
+    thread_id = str(run_via_api(teacher, "出一份数据结构试卷", memory_job=True)["thread_id"])
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            response = teacher.client.get(f"/api/threads/{thread_id}")
+            assert response.status_code == 200
+        return len(ctx.captured_queries)
+
+    small = queries()
+    grow(teacher, thread_id, runs=8)
+    assert small == queries() <= THREAD_DETAIL_QUERIES
