@@ -13,7 +13,7 @@ of the kinds teachers make (exams and quizzes, lesson plans, homework, correctio
 essay marking, notices, parent letters, class meetings, report comments, activity plans,
 rubrics) on a topic of their subject or of school life, then zero to five follow-ups in the
 same thread ("简答题换两道", "难度降一点", "加上答案"), each a run with the head of an
-answer. About 250 runs per teacher.
+answer. 200-300 runs per teacher; one teacher in four is new (8-40 runs).
 
 Questions (each with the thread it is asked in, if any):
 
@@ -26,8 +26,9 @@ Questions (each with the thread it is asked in, if any):
 * ``none``: no relevant past run: a topic of the teacher's subject (or a school matter)
   that the teacher never worked on, asked with the same phrasing. The gate must not fire.
 
-Relevance: every run of the thread the question refers to. False injection is measured
-by asking the answerable questions against another teacher (of another subject).
+Relevance: every run of the threads of that kind of work on that topic. False injection
+is measured by asking the answerable questions against another teacher, of another
+subject, who never worked on that topic (school matters are shared by every teacher).
 Vocabularies are written for this file; no evaluation set was looked at to write them.
 """
 
@@ -458,7 +459,9 @@ def generate(seed: int = SEED, n_scopes: int = N_SCOPES) -> TeacherSet:
         school_topics = rng.sample(sorted(SCHOOL), k=rng.randint(5, 9))
         untouched[sid] = [(t, v) for t, v in TOPICS[scope.subject].items() if t not in worked]
         untouched[sid] += [(t, SCHOOL[t]) for t in SCHOOL if t not in school_topics]
-        target_runs = rng.randint(200, 300)
+        # Most teachers have used the product for a while; one in four is new to it (a
+        # small memory, where one shared word must not be enough).
+        target_runs = rng.randint(8, 40) if sid % 4 == 1 else rng.randint(200, 300)
         while len(scope.runs) < target_runs:
             thread_no += 1
             if rng.random() < 0.7:
@@ -498,15 +501,26 @@ def generate(seed: int = SEED, n_scopes: int = N_SCOPES) -> TeacherSet:
         scopes.append(scope)
 
     subjects = {s.sid: s.subject for s in scopes}
+    topics_of: dict[int, set[str]] = {}
+    for (sid, _thread), value in threads.items():
+        topics_of.setdefault(sid, set()).add(value[1])
+
+    def another(sid: int, topic: str) -> int:
+        """A teacher of another subject who never worked on ``topic`` (school matters
+        are shared by all teachers: one who wrote the same notice holds a real match)."""
+        pool = [
+            s.sid
+            for s in scopes
+            if subjects[s.sid] != subjects[sid] and topic not in topics_of[s.sid]
+        ]
+        return rng.choice(pool or [s.sid for s in scopes if s.sid != sid])
+
     qid = 0
     for scope in scopes:
         own = [(t, v) for (s, t), v in threads.items() if s == scope.sid]
         by_topic: dict[str, list[tuple[int, tuple[str, str, list[str], str, list[int]]]]] = {}
         for thread, value in own:
             by_topic.setdefault(value[1], []).append((thread, value))
-        others = [s.sid for s in scopes if subjects[s.sid] != scope.subject] or [
-            s.sid for s in scopes if s.sid != scope.sid
-        ]
         kinds_en = KIND_EN
         for _ in range(10):  # paraphrase
             thread, (kind, topic, key, cls, _ids) = rng.choice(own)
@@ -523,7 +537,7 @@ def generate(seed: int = SEED, n_scopes: int = N_SCOPES) -> TeacherSet:
             )
             relevant = _same_work(by_topic[topic], kind)
             questions.append(Question(qid, scope.sid, "paraphrase", message, [], relevant))
-            other[qid] = rng.choice(others)
+            other[qid] = another(scope.sid, topic)
             qid += 1
         for _ in range(10):  # vague follow-up in a thread about the topic
             topic = rng.choice(sorted(by_topic))
@@ -539,7 +553,7 @@ def generate(seed: int = SEED, n_scopes: int = N_SCOPES) -> TeacherSet:
             )
             relevant = _same_work(by_topic[topic], kind)
             questions.append(Question(qid, scope.sid, "vague", message, turns, relevant))
-            other[qid] = rng.choice(others)
+            other[qid] = another(scope.sid, topic)
             qid += 1
         for i in range(8):  # no relevant past run
             if i < 5 and untouched[scope.sid]:

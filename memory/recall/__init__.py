@@ -4,7 +4,7 @@ Pure Python and numpy, no Django: the models layer stores each entry's terms and
 them to :class:`RecallIndex`; :func:`build_query` turns a conversation into query weights.
 """
 
-from memory.recall.gate import DEFAULT_THRESHOLD, GATE_LIMIT, Evidence, gate
+from memory.recall.gating import DEFAULT_THRESHOLD, GATE_LIMIT, Evidence, gate
 from memory.recall.index import Hit, RecallIndex
 from memory.recall.query import ConversationTurn, build_query
 from memory.recall.tokenize import TERMS_VERSION, terms

@@ -1,4 +1,4 @@
-"""In-memory BM25 index for episodic recall, with a calibrated relevance score.
+"""In-memory BM25 index for episodic recall, with the evidence the recall gate weighs.
 
 One index holds one memory scope (tenant, agent, owner). Documents are recall entries,
 identified by an integer ``doc_id`` and given as pre-tokenised terms (see
@@ -17,31 +17,16 @@ Ranking
     would weigh nothing). A query is a bag of terms or a mapping ``term -> weight`` w_t;
     the raw score is ``sum_t w_t idf(t) tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl))``.
 
-Calibrated score (``Hit.score``, in [0, 1])
-    The share of the query's IDF-weighted evidence that the entry matches, where
-    matching ``FULL_SHARE`` (three quarters) of it counts as complete::
-
-        score = min(1, raw / (FULL_SHARE * (Q_L + PRIOR_TERMS * idf0)))
-
-    ``Q_L`` is the sum of the ``L`` largest ``w_t idf(t)`` over the query's terms, where
-    ``L`` is the average number of distinct terms of an entry in the scope (no entry of
-    ordinary size can match more of a long query than that), and ``idf0`` is the IDF of a
-    term that no entry contains. One occurrence in an entry of average length counts fully
-    (BM25's tf/length factor is 1 there). A query term that no entry contains still counts
-    in ``Q_L``: a query about something the scope has never seen must not look covered.
-    ``PRIOR_TERMS`` (8) is a prior of eight unmatched rarest terms: a short query has
-    little evidence, and it must match a proportionally larger share of it to score as
-    high, so that one threshold fires about as often on a one-line request as on a long
-    dialogue, and on Chinese as on English. ``FULL_SHARE`` (0.75) says that no real entry
-    matches all of that evidence; with it, the default threshold 0.2 means "matches 15%
-    of the evidence". The pair is what a coarse grid search (prior 4/8/16, share
-    1/0.75/0.5) picks on MADial-Bench, from the Chinese and from the English half alike,
-    for the most relevant injections with at most 5% false ones at both query lengths
-    (``benchmarks/recall_eval.py`` reports the cross-validated figures, by user too).
-
-    The score is a monotone function of ``raw`` within a query, so the ranking is plain
-    BM25; only the gate uses the calibration. :func:`gate` keeps the top three hits
-    whose score is at least the threshold (default 0.2).
+Gate evidence (``Hit.evidence``) and score (``Hit.score``, in [0, 1])
+    Query terms that no entry of the scope contains take no part in the ranking (they
+    would add nothing to any entry) but are counted: the gate must know how much of the
+    question this memory has never seen. For each hit the index reports which of the
+    query's informative terms the entry holds (one vectorised binary search over the
+    CSR block for all (term, hit) pairs) and, per query, the scope's background: the
+    mean and spread of the raw score a typical entry would get. The score is the gate's
+    logistic estimate from that evidence (:mod:`memory.recall.gating`); within a query
+    it is not a monotone function of ``raw`` in general, so the ranking stays plain BM25
+    and the gate only decides which of the top hits to inject.
 
 Data layout and speed
     Postings are stored per term as parallel ``int32`` slot and ``uint16`` tf arrays
@@ -76,7 +61,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from memory.recall.gate import Evidence, QueryEvidence, relevance
+from memory.recall.gating import Evidence, QueryEvidence, relevance
 
 __all__ = [
     "DEFAULT_B",
@@ -462,7 +447,7 @@ k1=k1, b=b, prior_docs=prior_docs)
         ``term -> weight`` (see :mod:`memory.recall.query`). Entries with no evidence (raw
         score 0) are never returned; ties are broken by ``doc_id``. Query terms that no
         entry of the scope contains take no part in the ranking; they are counted in the
-        evidence (:class:`memory.recall.gate.QueryEvidence`), which the gate weighs.
+        evidence (:class:`memory.recall.gating.QueryEvidence`), which the gate weighs.
         """
         if k <= 0 or self._n_live == 0:
             return []
@@ -508,7 +493,7 @@ k1=k1, b=b, prior_docs=prior_docs)
             known_weight=float(term_weights[informative].sum()),
             known_mass=float(masses.sum()),
             unknown_weight=unknown_weight + float(term_weights[~informative].sum()),
-            top_mass=float(masses.max()),
+            unseen_idf=float(self.idf(0)),
             background=float((masses * share).sum()),
             spread=float(np.sqrt((masses**2 * share * (1.0 - share)).sum())),
         )

@@ -16,6 +16,7 @@ from django.conf import settings
 from agents.tokens import count_tokens, truncate_tokens
 from memory import boundary
 from memory.ledger import Ledger
+from memory.recall import ConversationTurn
 from memory.models import RedlineAudit, Thread
 from memory.redline import redact
 from memory.render import EMPTY, Rendered, Turn, render_thread
@@ -100,7 +101,7 @@ def context_assemble(
     """Assemble the injected context for one run. Reads only; never calls an LLM."""
     from memory.services.core import core_render
     from memory.services.kb import kb_render
-    from memory.services.recall import recall_render
+    from memory.services.recall import RecallQuery, recall_render
 
     system_prompt = "\n\n".join(
         part for part in (agent_system_prompt.strip(), boundary.SYSTEM_NOTE) if part
@@ -161,9 +162,15 @@ def context_assemble(
     exclude = set(recent_ids)
     if run_id is not None:
         exclude.add(run_id)
+    # The query is the conversation: the message, the recent turns and the summary.
+    recall_query = RecallQuery(
+        message=user_input,
+        turns=tuple(ConversationTurn(user=t.user, assistant=t.assistant) for t in turns),
+        summary=thread.rolling_summary if thread is not None else "",
+    )
     recall, recall_hits = recall_render(
         scope=scope,
-        query=user_input,
+        query=recall_query,
         exclude_run_ids=exclude,
         budget=ledger.grant(settings.CONTEXT_CAP_RECALL),
     )

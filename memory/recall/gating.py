@@ -1,0 +1,128 @@
+"""The recall gate: is a hit worth injecting? A small logistic model over the evidence.
+
+What the threshold means
+    A hit's score is a logistic estimate, in [0, 1], that it is a relevant memory of the
+    asker's own rather than the best match in a memory that holds nothing on the
+    question. It was fitted on development data (``benchmarks/recall_eval.py --fit``:
+    MADial-Bench zh and en and a generated teacher-style set, each set weighing the same;
+    positives are relevant entries in the asker's own top 3, negatives the top 3 of the
+    same question asked against another person's memory and of questions with no
+    relevant entry). The read path injects the top :data:`GATE_LIMIT` hits whose score
+    is at least the threshold (the ``RECALL_GATE`` setting, default
+    :data:`DEFAULT_THRESHOLD` = 0.55: the lowest value on a 0.05 grid whose false
+    injection, averaged over the development sets, is at most 5 %). Raising it trades
+    relevant injections for fewer false ones; ``recall_eval.py`` prints that trade-off.
+
+The features (:func:`features`), each computed by :class:`memory.recall.RecallIndex` for
+the scope searched, so that the gate is calibrated per query and per scope:
+
+``coverage``
+    The hit's matched evidence (sum of weight x IDF over the query terms it contains)
+    over all the query's evidence, where a term the scope has never seen counts at the
+    IDF of an unseen term. It scales with the number of informative terms the query
+    really has: matching one rare word of a long question is a small share.
+``unseen``
+    The share of the query's weight (not IDF) that no entry of the scope contains. It is
+    fitted separately from ``coverage``, so unseen terms are discounted by the data, not
+    counted at full strength: question phrasing that no entry ever shares costs little,
+    a question about things this memory has never seen costs a lot.
+``standing``
+    ``log(1 + z)``, ``z`` = how many standard deviations the hit's raw BM25 stands above
+    what a typical entry of the scope would score (each query term held with probability
+    df / N, independently). One rare shared word makes a large ``z`` only in a scope
+    where many entries could have matched it.
+``scope_size``
+    ``log(1 + N)``: in a small scope, a few shared words are less telling.
+
+The model is five numbers (:data:`COEFFICIENTS`); they are refitted and printed by the
+benchmark, with leave-one-set-out and held-back figures. As fitted, ``unseen`` and
+``standing`` carry the decision and ``coverage`` adds almost nothing once they are known
+(its weight changes sign between the leave-one-set-out fits); it is kept so that a refit
+on other data can use it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = [
+    "COEFFICIENTS",
+    "DEFAULT_THRESHOLD",
+    "FEATURES",
+    "GATE_LIMIT",
+    "Evidence",
+    "QueryEvidence",
+    "features",
+    "gate",
+    "relevance",
+]
+
+#: Default gate threshold (the ``RECALL_GATE`` setting in the Django layer).
+DEFAULT_THRESHOLD = 0.55
+#: At most this many hits are injected.
+GATE_LIMIT = 3
+
+
+@dataclass(frozen=True, slots=True)
+class QueryEvidence:
+    """What a query brings to one scope (the same for every hit of the search)."""
+
+    entries: int  # live entries in the scope
+    known_weight: float  # summed weight of the query terms the scope has seen (idf > 0)
+    known_mass: float  # their summed weight x IDF
+    unknown_weight: float  # summed weight of the terms no entry contains (or idf 0)
+    unseen_idf: float  # the IDF of a term that no entry contains
+    background: float  # expected raw score of a typical entry
+    spread: float  # its standard deviation (terms taken as independent)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One hit's evidence: its raw BM25 and which of the query's terms it holds."""
+
+    raw: float
+    matched_weight: float  # summed weight of the informative query terms it contains
+    matched_mass: float  # their summed weight x IDF
+    query: QueryEvidence
+
+
+FEATURES = ("bias", "coverage", "unseen", "standing", "scope_size")
+#: Fitted by ``benchmarks/recall_eval.py --fit`` (weighted, L2-regularised logistic
+#: regression on the development parts of the three sets).
+COEFFICIENTS: tuple[float, ...] = (1.71, -0.01, -3.66, 1.89, -0.96)
+
+
+def features(evidence: Evidence) -> tuple[float, ...]:
+    """The gate's inputs, in the order of :data:`FEATURES` (the first is the bias)."""
+    q = evidence.query
+    possible = q.known_mass + q.unknown_weight * q.unseen_idf
+    total_weight = q.known_weight + q.unknown_weight
+    z = (evidence.raw - q.background) / q.spread if q.spread > 0 else 0.0
+    return (
+        1.0,
+        evidence.matched_mass / possible if possible > 0 else 0.0,
+        q.unknown_weight / total_weight if total_weight > 0 else 1.0,
+        math.log1p(max(0.0, z)),
+        math.log1p(q.entries),
+    )
+
+
+def relevance(evidence: Evidence) -> float:
+    """The gate's score in [0, 1]: the logistic of :func:`features` x :data:`COEFFICIENTS`."""
+    z = sum(c * x for c, x in zip(COEFFICIENTS, features(evidence), strict=True))
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+class _Scored(Protocol):
+    @property
+    def score(self) -> float: ...
+
+
+def gate[H: _Scored](
+    hits: Sequence[H], *, threshold: float = DEFAULT_THRESHOLD, limit: int = GATE_LIMIT
+) -> list[H]:
+    """The hits to inject: among the ``limit`` best, those scoring at least ``threshold``."""
+    return [hit for hit in hits[:limit] if hit.score >= threshold]
