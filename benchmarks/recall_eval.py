@@ -57,7 +57,15 @@ import _recall_legacy as legacy
 from recall_dev import Ask, DevSet, load_all
 
 from memory.recall import gating as gate_module
-from memory.recall.gating import DEFAULT_THRESHOLD, FEATURES, GATE_LIMIT, Evidence, features
+from memory.recall.gating import (
+    DEFAULT_THRESHOLD,
+    FEATURES,
+    GATE_LIMIT,
+    RELATIVE_FLOOR,
+    Evidence,
+    features,
+    gate,
+)
 from memory.recall.index import RecallIndex
 from memory.recall.query import ConversationTurn, build_query
 from memory.recall.tokenize import terms
@@ -73,6 +81,11 @@ class Ranked:
     doc_id: int
     score: float
     evidence: Evidence | None = None
+
+    @property
+    def raw(self) -> float:
+        # Today's score is a fixed multiple of raw within a query: the same order.
+        return self.evidence.raw if self.evidence is not None else self.score
 
 
 class System:
@@ -186,12 +199,18 @@ def score_rows(results: Sequence[Result], threshold: float) -> Row:
         recall_at[k] = float(np.mean(values)) if values else float("nan")
 
     def passes(hits: Sequence[Ranked]) -> list[Ranked]:
-        return [h for h in hits[:GATE_LIMIT] if h.score >= threshold]
+        # The product's gate; today's had no relative floor.
+        relative = RELATIVE_FLOOR if hits and hits[0].evidence is not None else 0.0
+        return gate(hits, threshold=threshold, limit=GATE_LIMIT, relative=relative)
 
     hit3 = [bool({h.doc_id for h in r.own[:3]} & r.ask.relevant) for r in answerable]
     injected = [any(h.doc_id in r.ask.relevant for h in passes(r.own)) for r in answerable]
     fires = [bool(passes(r.own)) for r in answerable]
-    false = [r.other_best >= threshold for r in results if r.ask.others and r.ask.relevant]
+    false = [
+        any(passes(hits) for hits in r.other_hits)
+        for r in results
+        if r.ask.others and r.ask.relevant
+    ]
     none_fires = [bool(passes(r.own)) for r in unanswerable]
     mean = lambda xs: float(np.mean(xs)) if xs else float("nan")  # noqa: E731
     return Row(

@@ -492,7 +492,7 @@ k1=k1, b=b, prior_docs=prior_docs)
             entries=self._n_live,
             known_weight=float(term_weights[informative].sum()),
             known_mass=float(masses.sum()),
-            unknown_weight=unknown_weight + float(term_weights[~informative].sum()),
+            unknown_weight=unknown_weight,
             unseen_idf=float(self.idf(0)),
             background=float((masses * share).sum()),
             spread=float(np.sqrt((masses**2 * share * (1.0 - share)).sum())),

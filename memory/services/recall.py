@@ -217,6 +217,8 @@ class RecallQuery:
     message: str
     turns: tuple[ConversationTurn, ...] = ()
     summary: str = ""
+    # The runs behind ``turns``: already verbatim in the thread section, never recalled.
+    turn_run_ids: frozenset[int] = frozenset()
 
     def weights(self) -> dict[str, float]:
         return build_query(message=self.message, turns=self.turns, summary=self.summary)
@@ -229,27 +231,35 @@ def recall_query_for_thread(*, scope: Scope, thread_id: str, message: str) -> Re
     when the thread is not the scope's.
     """
     thread = thread_of_scope(scope=scope, thread_id=thread_id)
+    recent = recent_turns(thread_id=thread.pk)
     return RecallQuery(
         message=message,
-        turns=tuple(recent_turns(thread_id=thread.pk)),
+        turns=tuple(turn for _, turn in recent),
         summary=thread.rolling_summary,
+        turn_run_ids=frozenset(run_id for run_id, _ in recent),
     )
 
 
-def recent_turns(*, thread_id: str) -> list[ConversationTurn]:
-    """The thread's last finished turns, oldest first, as the read path holds them."""
+def recent_turns(*, thread_id: str) -> list[tuple[int, ConversationTurn]]:
+    """The thread's last finished turns (run id, turn), oldest first, as the read path
+    holds them."""
     from agents.models import Run  # agents imports memory: a top-level import is a cycle
 
     recent = list(
         Run.objects.filter(thread_id=thread_id)
         .finished()
         .order_by("-created_at", "-pk")
-        .values_list("status", "input", "output")[: settings.THREAD_RECENT_TURNS]
+        .values_list("pk", "status", "input", "output")[: settings.THREAD_RECENT_TURNS]
     )
     recent.reverse()
     return [
-        ConversationTurn(user=user, assistant=output if status == Run.Status.COMPLETED else None)
-        for status, user, output in recent
+        (
+            pk,
+            ConversationTurn(
+                user=user, assistant=output if status == Run.Status.COMPLETED else None
+            ),
+        )
+        for pk, status, user, output in recent
     ]
 
 
@@ -268,7 +278,9 @@ def recall_search(
     with cached.lock:
         if not len(cached.index):
             return []
-        hits: list[Hit] = cached.index.search(weights, k=k, exclude=exclude_run_ids)
+        hits: list[Hit] = cached.index.search(
+            weights, k=k, exclude=set(exclude_run_ids) | query.turn_run_ids
+        )
     passing = {
         hit.doc_id
         for hit in gate(hits, threshold=settings.RECALL_GATE, limit=settings.RECALL_TOP_K)
