@@ -13,7 +13,6 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-
 # Han (URO, extension A, compatibility, extensions B and later), kana, Hangul syllables.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
 # A CJK run, or a run of word characters that are not CJK ("_" excluded explicitly).

@@ -385,22 +385,31 @@ def report_fit(sets: dict[str, DevSet], l2: float = 1.0) -> tuple[np.ndarray, fl
     for n in sets:
         for split in ("dev", "held-back"):
             row = score_rows(rescore(parts[n][split], w), threshold)
-            print(f"    {n:10} {split:9} {row.injected:.3f}/{row.false_injection:.3f} "
-                  f"({_fmt(row.none_fires)})")
+            print(
+                f"    {n:10} {split:9} {row.injected:.3f}/{row.false_injection:.3f} "
+                f"({_fmt(row.none_fires)})"
+            )
     names = list(sets)
     if len(names) > 1:
         print("  leave one set out (fitted, threshold chosen, on the others' dev parts;")
         print("  figures on the left-out set's held-back part):")
         for left in names:
             keep = np.asarray([n != left for n in dev.set_name])
-            sub = HitTable(dev.x[keep], dev.y[keep],
-                           [n for n, k in zip(dev.set_name, keep, strict=True) if k], [], [])
+            sub = HitTable(
+                dev.x[keep],
+                dev.y[keep],
+                [n for n, k in zip(dev.set_name, keep, strict=True) if k],
+                [],
+                [],
+            )
             w_cv = fit_logistic(sub.x, sub.y, set_weights(sub), l2)
             t_cv = choose_threshold({n: rescore(parts[n]["dev"], w_cv) for n in names if n != left})
             row = score_rows(rescore(parts[left]["held-back"], w_cv), t_cv)
-            print(f"    {left:10} t={t_cv:.2f} inject {row.injected:.3f} false "
-                  f"{row.false_injection:.3f} none fires {_fmt(row.none_fires)}  "
-                  f"w=({', '.join(f'{c:.2f}' for c in w_cv)})")
+            print(
+                f"    {left:10} t={t_cv:.2f} inject {row.injected:.3f} false "
+                f"{row.false_injection:.3f} none fires {_fmt(row.none_fires)}  "
+                f"w=({', '.join(f'{c:.2f}' for c in w_cv)})"
+            )
     return w, threshold
 
 
@@ -472,8 +481,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     sets = {name: data for name, data in load_all().items() if name in args.sets.split(",")}
     for name, data in sets.items():
         n = sum(len(e) for e in data.scopes.values())
-        print(f"{name}: {len(data.scopes)} scopes, {n} entries, {len(data.asks)} questions "
-              f"({len(data.held_back)} held back)")
+        print(
+            f"{name}: {len(data.scopes)} scopes, {n} entries, {len(data.asks)} questions "
+            f"({len(data.held_back)} held back)"
+        )
     threshold = DEFAULT_THRESHOLD
     if args.fit:
         w, threshold = report_fit(sets)

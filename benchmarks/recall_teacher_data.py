@@ -562,7 +562,9 @@ def generate(seed: int = SEED, n_scopes: int = N_SCOPES) -> TeacherSet:
                 k1, k2 = rng.sample(key, 2)
                 words = kinds_en[kind] if scope.english else KIND_WORDS[kind]
                 template = rng.choice(
-                    NEW_EN if scope.english else (NEW_REQUEST if kind in SUBJECT_KINDS else NEW_SCHOOL)
+                    NEW_EN
+                    if scope.english
+                    else (NEW_REQUEST if kind in SUBJECT_KINDS else NEW_SCHOOL)
                 )
                 message = _fill(
                     template,

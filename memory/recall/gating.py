@@ -39,7 +39,8 @@ The model is four numbers (:data:`COEFFICIENTS`); they are refitted and printed 
 benchmark, with leave-one-set-out and held-back figures. Also measured and left out
 (no gain once these are known, or a weight whose sign changed between fits): the share
 of the query's IDF mass the hit holds, the number of query terms it holds, the rarest
-term it holds, its raw score, and its ratio to the mean of the hits ranked 4-10.
+term it holds, its raw score, and its ratio to the mean of the hits ranked 4-10. The
+first three needed a per-hit lookup of the query's terms (~0.4 ms at 100k entries).
 """
 
 from __future__ import annotations
@@ -88,11 +89,9 @@ class QueryEvidence:
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
-    """One hit's evidence: its raw BM25 and which of the query's terms it holds."""
+    """One hit's evidence: its raw BM25 and what the query brings to the scope."""
 
     raw: float
-    matched_weight: float  # summed weight of the informative query terms it contains
-    matched_mass: float  # their summed weight x IDF
     query: QueryEvidence
 
 

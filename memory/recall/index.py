@@ -20,10 +20,9 @@ Ranking
 Gate evidence (``Hit.evidence``) and score (``Hit.score``, in [0, 1])
     Query terms that no entry of the scope contains take no part in the ranking (they
     would add nothing to any entry) but are counted: the gate must know how much of the
-    question this memory has never seen. For each hit the index reports which of the
-    query's informative terms the entry holds (one vectorised binary search over the
-    CSR block for all (term, hit) pairs) and, per query, the scope's background: the
-    mean and spread of the raw score a typical entry would get. The score is the gate's
+    question this memory has never seen. Per query the index also reports the scope's
+    background: the mean and spread of the raw score a typical entry would get (a few
+    vector operations over the query's terms, no pass over the entries). The score is the gate's
     logistic estimate from that evidence (:mod:`memory.recall.gating`); within a query
     it is not a monotone function of ``raw`` in general, so the ranking stays plain BM25
     and the gate only decides which of the top hits to inject.
@@ -211,8 +210,7 @@ class RecallIndex:
 
         A ``doc_id`` given twice keeps its last terms.
         """
-        index = cls(
-k1=k1, b=b, prior_docs=prior_docs)
+        index = cls(k1=k1, b=b, prior_docs=prior_docs)
         by_id: dict[int, Sequence[str]] = {}
         for doc_id, doc_terms in documents:
             by_id.pop(int(doc_id), None)  # re-insert: the last version keeps its place
@@ -497,64 +495,13 @@ k1=k1, b=b, prior_docs=prior_docs)
             background=float((masses * share).sum()),
             spread=float(np.sqrt((masses**2 * share * (1.0 - share)).sum())),
         )
-        inside = self._contains(tids[informative], top_slots)
-        matched_weight = inside.T @ term_weights[informative]
-        matched_mass = inside.T @ masses[informative]
         hits = []
         for i, slot in enumerate(top_slots.tolist()):
-            evidence = Evidence(
-                raw=float(top_raws[i]),
-                matched_weight=float(matched_weight[i]),
-                matched_mass=float(matched_mass[i]),
-                query=query,
-            )
+            evidence = Evidence(raw=float(top_raws[i]), query=query)
             hits.append(
                 Hit(int(self._doc_ids[slot]), relevance(evidence), float(top_raws[i]), evidence)
             )
         return hits
-
-    def _contains(
-        self, term_ids: npt.NDArray[np.int64], slots: npt.NDArray[np.int64]
-    ) -> npt.NDArray[np.bool_]:
-        """``out[t, j]``: entry ``slots[j]`` contains term ``term_ids[t]``.
-
-        An entry's postings are all in the CSR block or all in the tails (an entry added
-        one by one keeps its term ids in ``_fwd``). For the block, one vectorised binary
-        search over every (term, entry) pair at once.
-        """
-        out = np.zeros((len(term_ids), len(slots)), dtype=np.bool_)
-        if not len(term_ids) or not len(slots):
-            return out
-        in_csr = np.ones(len(slots), dtype=np.bool_)
-        for j, slot in enumerate(slots.tolist()):
-            forward = self._fwd.get(slot)
-            if forward is not None:
-                in_csr[j] = False
-                out[:, j] = np.isin(term_ids, forward)
-        if not in_csr.any():
-            return out
-        n_csr_terms = len(self._ptr) - 1
-        csr_terms = np.minimum(term_ids, n_csr_terms)
-        ptr = np.append(self._ptr, self._ptr[-1])  # terms newer than the block: empty
-        lo = np.repeat(ptr[csr_terms][:, None], len(slots), axis=1)
-        end = np.repeat(ptr[csr_terms + 1][:, None], len(slots), axis=1)
-        hi = end.copy()
-        target = np.broadcast_to(slots.astype(np.int64)[None, :], lo.shape)
-        values = self._csr_slots
-        if not len(values):
-            return out
-        last = len(values) - 1
-        while True:
-            active = lo < hi
-            if not active.any():
-                break
-            mid = (lo + hi) >> 1
-            below = values[np.minimum(mid, last)] < target
-            lo = np.where(active & below, mid + 1, lo)
-            hi = np.where(active & ~below, mid, hi)
-        found = (lo < end) & (values[np.minimum(lo, last)] == target)
-        out[:, in_csr] = found[:, in_csr]
-        return out
 
     def _blocked(self, exclude: Collection[int]) -> npt.NDArray[np.int64] | None:
         """Slots that must not be returned: dead entries and the excluded ones."""

@@ -16,8 +16,8 @@ from django.conf import settings
 from agents.tokens import count_tokens, truncate_tokens
 from memory import boundary
 from memory.ledger import Ledger
-from memory.recall import ConversationTurn
 from memory.models import RedlineAudit, Thread
+from memory.recall import ConversationTurn
 from memory.redline import redact
 from memory.render import EMPTY, Rendered, Turn, render_thread
 from memory.sanitizer import sanitize_history

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from django.conf import settings
 
 from agents.models import Run
@@ -127,15 +126,22 @@ def test_recall_api(teacher: Teacher, outsider: Teacher) -> None:
 def test_index_follows_new_and_deleted_entries(teacher: Teacher) -> None:
     scope = Scope(tenant_id=teacher.tenant.pk, agent_id=teacher.agent.pk, owner_id=teacher.user.pk)
     first = send(teacher, "出一份数据结构期中试卷，重点考二叉树的遍历")
-    assert [h.run_id for h in recall_search(scope=scope, query=RecallQuery(message="二叉树遍历试卷"))] == [first["id"]]
+    assert [
+        h.run_id for h in recall_search(scope=scope, query=RecallQuery(message="二叉树遍历试卷"))
+    ] == [first["id"]]
     second = send(teacher, "再出一份二叉树遍历的专项练习")
-    assert {h.run_id for h in recall_search(scope=scope, query=RecallQuery(message="二叉树遍历"))} == {
+    assert {
+        h.run_id for h in recall_search(scope=scope, query=RecallQuery(message="二叉树遍历"))
+    } == {
         first["id"],
         second["id"],
     }
     Run.objects.filter(pk=first["id"]).delete()  # cascades to its entry
     third = send(teacher, "图的最短路径练习题")  # any write bumps the scope version
-    ids = {h.run_id for h in recall_search(scope=scope, query=RecallQuery(message="二叉树遍历 最短路径"))}
+    ids = {
+        h.run_id
+        for h in recall_search(scope=scope, query=RecallQuery(message="二叉树遍历 最短路径"))
+    }
     assert first["id"] not in ids and {second["id"], third["id"]} <= ids
 
 

@@ -379,16 +379,18 @@ def test_a_one_entry_scope_can_still_recall() -> None:
     assert index.search(query_weights("今天天气怎么样"), k=3) == []
 
 
-def test_evidence_counts_matched_and_unseen_terms() -> None:
+def test_evidence_counts_known_and_unseen_terms() -> None:
     index = RecallIndex.from_documents((i, [f"w{i}", "x"]) for i in range(40))
     hit = index.search({"w1": 1.0, "x": 1.0}, k=1)[0]
     evidence = hit.evidence
     assert hit.doc_id == 1 and evidence.raw == pytest.approx(hit.raw)
     idf = float(index.idf([1])[0])
-    # x is in every entry: no evidence (IDF 0), neither matched nor unseen
-    assert evidence.matched_weight == pytest.approx(1.0)
-    assert evidence.matched_mass == pytest.approx(idf)
+    # x is in every entry: no evidence (IDF 0), neither known nor unseen
     assert evidence.query.known_weight == pytest.approx(1.0)
+    assert evidence.query.known_mass == pytest.approx(idf)
+    # a typical entry holds w1 with probability 1/40
+    assert evidence.query.background == pytest.approx(idf / 40)
+    assert evidence.query.spread == pytest.approx(idf * math.sqrt(1 / 40 * 39 / 40))
     assert evidence.query.unknown_weight == 0.0 and evidence.query.entries == 40
     assert evidence.query.unseen_idf == pytest.approx(float(index.idf([0])[0]))
     # The same entry asked with terms no entry holds: same raw, lower score.
@@ -409,15 +411,13 @@ def test_evidence_of_added_and_bulk_entries_agree() -> None:
     query = {"w3": 1.0, "v1": 0.5, "nope": 1.0}
     for a, b in zip(bulk.search(query, k=10), grown.search(query, k=10), strict=True):
         assert a.doc_id == b.doc_id
-        assert a.evidence.matched_weight == pytest.approx(b.evidence.matched_weight)
+        assert a.evidence.query.background == pytest.approx(b.evidence.query.background)
         assert a.score == pytest.approx(b.score, rel=1e-5)
 
 
 EVIDENCE = st.builds(
     Evidence,
     raw=st.floats(0.0, 1e4),
-    matched_weight=st.floats(0.0, 100.0),
-    matched_mass=st.floats(0.0, 1e3),
     query=st.builds(
         QueryEvidence,
         entries=st.integers(1, 10**6),
