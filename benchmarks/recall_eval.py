@@ -32,7 +32,8 @@ Measured, per set and split, for today's recall and the new one side by side:
 
 "today" is the shipped recall before this change (``benchmarks/_recall_legacy.py``): its
 tokenizer, the query it was given (the message alone: ``context_assemble`` passed only
-the user's input) and its score with the fixed prior at 0.2. "new" is
+the user's input) and its score with the fixed prior at 0.2; "today's gate, conv." is
+the same with the conversation query the product now builds. "new" is
 :func:`memory.recall.build_query` + :class:`memory.recall.RecallIndex` + the gate at its
 default threshold.
 """
@@ -57,6 +58,7 @@ import _recall_legacy as legacy
 from recall_dev import Ask, DevSet, load_all
 
 from memory.recall import gating as gate_module
+from memory.recall import query as query_module
 from memory.recall.gating import (
     DEFAULT_THRESHOLD,
     FEATURES,
@@ -112,6 +114,31 @@ class Today(System):
     def rank(self, index: RecallIndex, ask: Ask, k: int) -> list[Ranked]:
         weights = legacy.query_weights(ask.message)
         return [Ranked(d, s) for d, s in legacy.legacy_scores(index, weights, k)]
+
+
+class TodayGateConversation(Today):
+    """Today's terms and gate, given the conversation the way the product now builds it
+    (the same turns, weights and cuts as memory.recall.build_query)."""
+
+    name = "today's gate, conv."
+
+    def rank(self, index: RecallIndex, ask: Ask, k: int) -> list[Ranked]:
+        texts: list[str] = []
+        weights: list[float] = []
+        if ask.summary.strip():
+            texts.append(ask.summary[-query_module.SUMMARY_CHARS :])
+            weights.append(query_module.SUMMARY_WEIGHT)
+        for age, (user, assistant) in zip(range(len(ask.turns), 0, -1), ask.turns, strict=True):
+            weight = query_module.TURN_DECAY**age
+            texts.append(user)
+            weights.append(weight)
+            if assistant:
+                texts.append(assistant[: query_module.ASSISTANT_CHARS])
+                weights.append(weight * query_module.ASSISTANT_WEIGHT)
+        texts.append(ask.message)
+        weights.append(1.0)
+        query = legacy.query_weights(texts, decay=1.0, turn_weights=weights)
+        return [Ranked(d, s) for d, s in legacy.legacy_scores(index, query, k)]
 
 
 class New(System):
@@ -490,7 +517,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         w, threshold = report_fit(sets)
         gate_module.COEFFICIENTS = tuple(float(c) for c in w)
         print(f"  (the tables below use the refitted gate at {threshold})")
-    summary = report_main(sets, [Today(), New(threshold=threshold)])
+    summary = report_main(sets, [Today(), TodayGateConversation(), New(threshold=threshold)])
     report_tradeoff(sets, (0.3, 0.4, 0.5, 0.6, 0.7, 0.8))
     if args.tokenizers:
         report_tokenizers(sets)
