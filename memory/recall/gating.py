@@ -50,6 +50,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 __all__ = [
     "COEFFICIENTS",
     "DEFAULT_THRESHOLD",
@@ -58,9 +61,11 @@ __all__ = [
     "RELATIVE_FLOOR",
     "Evidence",
     "QueryEvidence",
+    "feature_rows",
     "features",
     "gate",
     "relevance",
+    "relevance_many",
 ]
 
 #: Default gate threshold (the ``RECALL_GATE`` setting in the Django layer).
@@ -103,22 +108,36 @@ COEFFICIENTS: tuple[float, ...] = (1.74, -3.56, 1.87, -0.98)
 
 def features(evidence: Evidence) -> tuple[float, ...]:
     """The gate's inputs, in the order of :data:`FEATURES` (the first is the bias)."""
-    q = evidence.query
-    total_weight = q.known_weight + q.unknown_weight
-    # (capped: a spread of almost nothing would make any match infinitely unusual)
-    z = min(_Z_CAP, (evidence.raw - q.background) / q.spread) if q.spread > 0 else 0.0
-    return (
-        1.0,
-        q.unknown_weight / total_weight if total_weight > 0 else 1.0,
-        math.log1p(max(0.0, z)),
-        math.log1p(q.entries),
-    )
+    return tuple(float(x) for x in feature_rows(np.asarray([evidence.raw]), evidence.query)[0])
+
+
+def feature_rows(raws: npt.NDArray[np.float64], query: QueryEvidence) -> npt.NDArray[np.float64]:
+    """:func:`features` for several hits of one query at once (one row per raw score)."""
+    total_weight = query.known_weight + query.unknown_weight
+    unseen = query.unknown_weight / total_weight if total_weight > 0 else 1.0
+    if query.spread > 0:
+        # (capped: a spread of almost nothing would make any match infinitely unusual)
+        with np.errstate(over="ignore"):
+            z = np.minimum(_Z_CAP, (raws - query.background) / query.spread)
+    else:
+        z = np.zeros(len(raws))
+    out = np.empty((len(raws), len(FEATURES)))
+    out[:, 0] = 1.0
+    out[:, 1] = unseen
+    out[:, 2] = np.log1p(np.maximum(0.0, z))
+    out[:, 3] = math.log1p(query.entries)
+    return out
 
 
 def relevance(evidence: Evidence) -> float:
     """The gate's score in [0, 1]: the logistic of :func:`features` x :data:`COEFFICIENTS`."""
-    z = sum(c * x for c, x in zip(COEFFICIENTS, features(evidence), strict=True))
-    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+    return float(relevance_many(np.asarray([evidence.raw]), evidence.query)[0])
+
+
+def relevance_many(raws: npt.NDArray[np.float64], query: QueryEvidence) -> npt.NDArray[np.float64]:
+    """:func:`relevance` for several hits of one query (the index scores its hits so)."""
+    logit = feature_rows(raws, query) @ np.asarray(COEFFICIENTS)
+    return 1.0 / (1.0 + np.exp(-np.clip(logit, -50.0, 50.0)))
 
 
 class _Scored(Protocol):

@@ -60,7 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from memory.recall.gating import Evidence, QueryEvidence, relevance
+from memory.recall.gating import Evidence, QueryEvidence, relevance_many
 
 __all__ = [
     "DEFAULT_B",
@@ -495,12 +495,12 @@ class RecallIndex:
             background=float((masses * share).sum()),
             spread=float(np.sqrt((masses**2 * share * (1.0 - share)).sum())),
         )
-        hits = []
-        for i, slot in enumerate(top_slots.tolist()):
-            evidence = Evidence(raw=float(top_raws[i]), query=query)
-            hits.append(
-                Hit(int(self._doc_ids[slot]), relevance(evidence), float(top_raws[i]), evidence)
-            )
+        scores = relevance_many(top_raws, query)
+        doc_ids = self._doc_ids[top_slots].tolist()
+        hits = [
+            Hit(doc_id, score, raw, Evidence(raw=raw, query=query))
+            for doc_id, score, raw in zip(doc_ids, scores.tolist(), top_raws.tolist(), strict=True)
+        ]
         return hits
 
     def _blocked(self, exclude: Collection[int]) -> npt.NDArray[np.int64] | None:
