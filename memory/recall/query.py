@@ -11,7 +11,10 @@ Weights, newest first: the current message counts 1; the thread's recent turns
 :data:`ASSISTANT_WEIGHT` of that and only its head (:data:`ASSISTANT_CHARS`: a long
 artifact must not outweigh the request); the rolling summary counts
 :data:`SUMMARY_WEIGHT` (it names the thread's topics, but also everything else). Term
-weights and their saturation are :func:`memory.recall.tokenize.query_weights`.
+weights and their saturation are :func:`memory.recall.tokenize.query_weights`; the
+query keeps its :data:`MAX_TERMS` strongest terms (search time grows with the number of
+terms; the message's terms weigh most). Only the head of each text is read
+(:data:`MESSAGE_CHARS`, :data:`USER_CHARS`): tokenising costs about 1 µs a character.
 """
 
 from __future__ import annotations
@@ -24,9 +27,12 @@ from memory.recall.tokenize import query_weights
 __all__ = [
     "ASSISTANT_CHARS",
     "ASSISTANT_WEIGHT",
+    "MAX_TERMS",
+    "MESSAGE_CHARS",
     "SUMMARY_CHARS",
     "SUMMARY_WEIGHT",
     "TURN_DECAY",
+    "USER_CHARS",
     "ConversationTurn",
     "build_query",
 ]
@@ -39,8 +45,14 @@ ASSISTANT_WEIGHT = 0.25
 SUMMARY_WEIGHT = 0.3
 #: Characters of an assistant's answer that enter the query (the head, like an entry).
 ASSISTANT_CHARS = 300
+#: Characters of an earlier user turn, and of the message, that enter the query.
+USER_CHARS = 400
+MESSAGE_CHARS = 2000
 #: Characters of the rolling summary that enter the query (its newest end).
-SUMMARY_CHARS = 1200
+SUMMARY_CHARS = 400
+#: The query keeps its strongest terms only: a search costs about linearly in the number
+#: of terms, and the message's own terms (weight 1) always rank first.
+MAX_TERMS = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +77,15 @@ def build_query(
         weights.append(SUMMARY_WEIGHT)
     for age, turn in zip(range(len(turns), 0, -1), turns, strict=True):
         weight = TURN_DECAY**age
-        texts.append(turn.user)
+        texts.append(turn.user[:USER_CHARS])
         weights.append(weight)
         if turn.assistant:
             texts.append(turn.assistant[:ASSISTANT_CHARS])
             weights.append(weight * ASSISTANT_WEIGHT)
-    texts.append(message)
+    texts.append(message[:MESSAGE_CHARS])
     weights.append(1.0)
-    return query_weights(texts, decay=1.0, turn_weights=weights)
+    query = query_weights(texts, decay=1.0, turn_weights=weights)
+    if len(query) <= MAX_TERMS:
+        return query
+    strongest = sorted(query.items(), key=lambda item: (-item[1], item[0]))[:MAX_TERMS]
+    return dict(strongest)
