@@ -13,9 +13,9 @@ Development sets (``benchmarks/recall_dev.py`` loads them):
   memories; a question is a dialogue before its test turn. The product's query is built
   from it as a conversation: the last user utterance is the message, the two turns before
   it are the thread's recent turns, the older user turns stand in for the rolling summary.
-* ``teacher``: ``benchmarks/recall_teacher_data.py`` (generated, seeded): 36 teachers,
-  ~250 runs each; paraphrased references back, vague follow-ups in a thread about a
-  topic, and questions with no relevant past run.
+* ``teacher``: ``benchmarks/recall_teacher_data.py`` (generated, seeded): 36 teachers
+  (200-300 runs each; one in four is new, with 8-40); paraphrased references back,
+  vague follow-ups in a thread about a topic, and questions with no relevant past run.
 
 Splits: every set has a *held-back* part that the gate is never fitted on (MADial: 30 %
 of the dialogues, by a hash of the dialogue number; teacher: 10 of the 36 teachers). The
