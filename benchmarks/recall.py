@@ -32,8 +32,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory.recall.index import DEFAULT_THRESHOLD, GATE_LIMIT, RecallIndex, gate
-from memory.recall.tokenize import query_weights, terms
+from memory.recall.gating import DEFAULT_THRESHOLD, GATE_LIMIT, gate
+from memory.recall.index import RecallIndex
+from memory.recall.query import build_query
+from memory.recall.tokenize import terms
 
 # ------------------------------------------------------------------ synthetic corpus
 SUBJECTS: dict[str, list[str]] = {
@@ -533,7 +535,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"tokenised in {tok_s:.1f} s ({tok_s / args.docs * 1e6:.0f} µs per entry, "
         "done once per entry and stored)"
     )
-    query_maps = [query_weights(make_query(rng)) for _ in range(args.queries)]
+    query_maps = [build_query(message=make_query(rng)) for _ in range(args.queries)]
     query_lists = [list(weights) for weights in query_maps]  # the same distinct terms
     extra = [terms(make_entry(rng)) for _ in range(args.adds)]
     print(

@@ -46,7 +46,13 @@ def main() -> None:
     from memory.models import RecallEntry, RecallScope
     from memory.recall import terms
     from memory.scope import Scope
-    from memory.services.recall import recall_cache_clear, recall_search, recall_upsert
+    from memory.services.recall import (
+        RecallQuery,
+        recall_cache_clear,
+        recall_search,
+        recall_upsert,
+        stored_terms,
+    )
 
     vendor = connection.vendor
     rng = random.Random(7)
@@ -80,7 +86,7 @@ def main() -> None:
                 **scope.filter_kwargs(),
                 run_id=pk,
                 text=t,
-                terms=" ".join(terms(t)),
+                terms=stored_terms(t),
                 created_at=created,
             )
             for (pk, created), t in zip(run_ids, texts, strict=True)
@@ -93,7 +99,7 @@ def main() -> None:
     )
     print(f"[{vendor}] stored {len(texts)} entries in {time.perf_counter() - began:.1f} s")
 
-    queries = [make_query(rng) for _ in range(args.queries)]
+    queries = [RecallQuery(message=make_query(rng)) for _ in range(args.queries)]
     recall_cache_clear()
     began = time.perf_counter()
     recall_search(scope=scope, query=queries[0])
@@ -131,7 +137,7 @@ def main() -> None:
         f"next search incl. incremental load p50={r50:.2f} ms p95={r95:.2f} ms"
     )
 
-    query_terms = [sorted(set(terms(q))) for q in queries]
+    query_terms = [sorted(set(terms(q.message))) for q in queries]
     with connection.cursor() as cursor:
         if vendor == "sqlite":
             began = time.perf_counter()

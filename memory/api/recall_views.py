@@ -12,12 +12,14 @@ from rest_framework.views import APIView
 
 from agents.selectors import agent_get
 from memory.scope import Scope
-from memory.services.recall import recall_search
+from memory.services.recall import RecallQuery, recall_query_for_thread, recall_search
+from memory.services.threads import ThreadRejected
 
 
-class RecallQuery(serializers.Serializer):
+class RecallQueryInput(serializers.Serializer):
     q = serializers.CharField(max_length=2000, trim_whitespace=True)
     limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=50)
+    thread_id = serializers.CharField(required=False, max_length=32, trim_whitespace=True)
 
     def validate_q(self, value: str) -> str:
         if not value.strip():
@@ -29,7 +31,7 @@ class RecallHitOutput(serializers.Serializer):
     entry_id = serializers.IntegerField()
     run_id = serializers.IntegerField()
     thread_id = serializers.CharField(allow_null=True)
-    score = serializers.FloatField(help_text="Calibrated relevance in [0, 1]")
+    score = serializers.FloatField(help_text="The gate's relevance score in [0, 1]")
     passes_gate = serializers.BooleanField()
     text = serializers.CharField()
     created_at = serializers.CharField()
@@ -37,6 +39,7 @@ class RecallHitOutput(serializers.Serializer):
 
 class RecallOutput(serializers.Serializer):
     query = serializers.CharField()
+    thread_id = serializers.CharField(allow_null=True)
     threshold = serializers.FloatField()
     top_k = serializers.IntegerField()
     results = RecallHitOutput(many=True)
@@ -44,22 +47,37 @@ class RecallOutput(serializers.Serializer):
 
 class RecallSearchView(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter("q", str, required=True), OpenApiParameter("limit", int)],
+        parameters=[
+            OpenApiParameter("q", str, required=True, description="The message"),
+            OpenApiParameter("limit", int),
+            OpenApiParameter(
+                "thread_id",
+                str,
+                description="Search as the read path does for a message in this thread "
+                "(its recent turns and summary join the query)",
+            ),
+        ],
         responses={200: RecallOutput},
     )
     def get(self, request: Request, agent_id: int) -> Response:
         agent = agent_get(actor=request.user, agent_id=agent_id)
-        query = RecallQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        hits = recall_search(
-            scope=Scope.for_agent(agent, owner_id=request.user.pk),
-            query=query.validated_data["q"],
-            k=query.validated_data["limit"],
-        )
+        data = RecallQueryInput(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        message = data.validated_data["q"]
+        thread_id = data.validated_data.get("thread_id") or None
+        scope = Scope.for_agent(agent, owner_id=request.user.pk)
+        query = RecallQuery(message=message)
+        if thread_id is not None:
+            try:
+                query = recall_query_for_thread(scope=scope, thread_id=thread_id, message=message)
+            except ThreadRejected as exc:
+                raise serializers.ValidationError({"thread_id": [str(exc)]}) from exc
+        hits = recall_search(scope=scope, query=query, k=data.validated_data["limit"])
         return Response(
             RecallOutput(
                 {
-                    "query": query.validated_data["q"],
+                    "query": message,
+                    "thread_id": thread_id,
                     "threshold": settings.RECALL_GATE,
                     "top_k": settings.RECALL_TOP_K,
                     "results": hits,

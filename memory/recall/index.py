@@ -1,4 +1,4 @@
-"""In-memory BM25 index for episodic recall, with a calibrated relevance score.
+"""In-memory BM25 index for episodic recall, with the evidence the recall gate weighs.
 
 One index holds one memory scope (tenant, agent, owner). Documents are recall entries,
 identified by an integer ``doc_id`` and given as pre-tokenised terms (see
@@ -17,31 +17,15 @@ Ranking
     would weigh nothing). A query is a bag of terms or a mapping ``term -> weight`` w_t;
     the raw score is ``sum_t w_t idf(t) tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl))``.
 
-Calibrated score (``Hit.score``, in [0, 1])
-    The share of the query's IDF-weighted evidence that the entry matches, where
-    matching ``FULL_SHARE`` (three quarters) of it counts as complete::
-
-        score = min(1, raw / (FULL_SHARE * (Q_L + PRIOR_TERMS * idf0)))
-
-    ``Q_L`` is the sum of the ``L`` largest ``w_t idf(t)`` over the query's terms, where
-    ``L`` is the average number of distinct terms of an entry in the scope (no entry of
-    ordinary size can match more of a long query than that), and ``idf0`` is the IDF of a
-    term that no entry contains. One occurrence in an entry of average length counts fully
-    (BM25's tf/length factor is 1 there). A query term that no entry contains still counts
-    in ``Q_L``: a query about something the scope has never seen must not look covered.
-    ``PRIOR_TERMS`` (8) is a prior of eight unmatched rarest terms: a short query has
-    little evidence, and it must match a proportionally larger share of it to score as
-    high, so that one threshold fires about as often on a one-line request as on a long
-    dialogue, and on Chinese as on English. ``FULL_SHARE`` (0.75) says that no real entry
-    matches all of that evidence; with it, the default threshold 0.2 means "matches 15%
-    of the evidence". The pair is what a coarse grid search (prior 4/8/16, share
-    1/0.75/0.5) picks on MADial-Bench, from the Chinese and from the English half alike,
-    for the most relevant injections with at most 5% false ones at both query lengths
-    (``benchmarks/recall_eval.py`` reports the cross-validated figures, by user too).
-
-    The score is a monotone function of ``raw`` within a query, so the ranking is plain
-    BM25; only the gate uses the calibration. :func:`gate` keeps the top three hits
-    whose score is at least the threshold (default 0.2).
+Gate evidence (``Hit.evidence``) and score (``Hit.score``, in [0, 1])
+    Query terms that no entry of the scope contains take no part in the ranking (they
+    would add nothing to any entry) but are counted: the gate must know how much of the
+    question this memory has never seen. Per query the index also reports the scope's
+    background: the mean and spread of the raw score a typical entry would get (a few
+    vector operations over the query's terms, no pass over the entries). The score is the gate's
+    logistic estimate from that evidence (:mod:`memory.recall.gating`); within a query
+    it is not a monotone function of ``raw`` in general, so the ranking stays plain BM25
+    and the gate only decides which of the top hits to inject.
 
 Data layout and speed
     Postings are stored per term as parallel ``int32`` slot and ``uint16`` tf arrays
@@ -76,32 +60,21 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from memory.recall.gating import Evidence, QueryEvidence, relevance_many
+
 __all__ = [
     "DEFAULT_B",
     "DEFAULT_K1",
-    "DEFAULT_THRESHOLD",
-    "FULL_SHARE",
-    "GATE_LIMIT",
     "PRIOR_DOCS",
-    "PRIOR_TERMS",
     "Hit",
     "RecallIndex",
     "brute_force_raw",
-    "gate",
 ]
 
 DEFAULT_K1 = 1.2
 DEFAULT_B = 0.75
 #: Pseudo-entries added to N in the IDF (they contain none of the query's terms).
 PRIOR_DOCS = 10
-#: Unmatched pseudo-terms of the rarest kind added to the score's denominator.
-PRIOR_TERMS = 8.0
-#: The share of the query's evidence that counts as a complete match (score 1).
-FULL_SHARE = 0.75
-#: Default gate threshold (a setting in the Django layer).
-DEFAULT_THRESHOLD = 0.2
-#: At most this many hits are injected.
-GATE_LIMIT = 3
 
 _COMPACT_DEAD_SHARE = 0.25
 # Merge the tails into the CSR block when they hold this share of its postings (or more
@@ -136,18 +109,13 @@ FloatArray = npt.NDArray[np.float32]
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One search result: the entry, its calibrated score in [0, 1] and its raw BM25."""
+    """One search result: the entry, the gate's relevance score in [0, 1], its raw BM25
+    and the evidence the score was computed from."""
 
     doc_id: int
     score: float
     raw: float
-
-
-def gate(
-    hits: Sequence[Hit], *, threshold: float = DEFAULT_THRESHOLD, limit: int = GATE_LIMIT
-) -> list[Hit]:
-    """The hits to inject: among the ``limit`` best, those scoring at least ``threshold``."""
-    return [hit for hit in hits[:limit] if hit.score >= threshold]
+    evidence: Evidence
 
 
 class _Vocab(dict[str, int]):
@@ -195,18 +163,12 @@ class RecallIndex:
         k1: float = DEFAULT_K1,
         b: float = DEFAULT_B,
         prior_docs: int = PRIOR_DOCS,
-        prior_terms: float = PRIOR_TERMS,
-        full_share: float = FULL_SHARE,
     ) -> None:
-        if k1 < 0 or not 0.0 <= b <= 1.0 or prior_docs < 0 or prior_terms < 0:
-            raise ValueError("k1, prior_docs, prior_terms must be >= 0 and b within [0, 1]")
-        if not 0.0 < full_share <= 1.0:
-            raise ValueError("full_share must be within (0, 1]")
+        if k1 < 0 or not 0.0 <= b <= 1.0 or prior_docs < 0:
+            raise ValueError("k1 and prior_docs must be >= 0 and b within [0, 1]")
         self.k1 = float(k1)
         self.b = float(b)
         self.prior_docs = int(prior_docs)
-        self.prior_terms = float(prior_terms)
-        self.full_share = float(full_share)
         self._vocab = _Vocab()
         # Per term id: live document frequency, largest tf and shortest entry ever seen
         # (the last two only bound a term's contribution; stale values stay valid bounds).
@@ -243,16 +205,12 @@ class RecallIndex:
         k1: float = DEFAULT_K1,
         b: float = DEFAULT_B,
         prior_docs: int = PRIOR_DOCS,
-        prior_terms: float = PRIOR_TERMS,
-        full_share: float = FULL_SHARE,
     ) -> RecallIndex:
         """Build an index from ``(doc_id, terms)`` pairs (vectorised: one sort in all).
 
         A ``doc_id`` given twice keeps its last terms.
         """
-        index = cls(
-            k1=k1, b=b, prior_docs=prior_docs, prior_terms=prior_terms, full_share=full_share
-        )
+        index = cls(k1=k1, b=b, prior_docs=prior_docs)
         by_id: dict[int, Sequence[str]] = {}
         for doc_id, doc_terms in documents:
             by_id.pop(int(doc_id), None)  # re-insert: the last version keeps its place
@@ -481,11 +439,13 @@ class RecallIndex:
         k: int,
         exclude: Collection[int] = frozenset(),
     ) -> list[Hit]:
-        """The ``k`` best entries for a query, best first, with calibrated scores.
+        """The ``k`` best entries for a query, best first, with their gate evidence.
 
         ``query_terms`` is a bag of terms (each occurrence weighs 1) or a mapping
-        ``term -> weight`` (see :func:`memory.recall.tokenize.query_weights`). Entries with
-        no evidence (raw score 0) are never returned; ties are broken by ``doc_id``.
+        ``term -> weight`` (see :mod:`memory.recall.query`). Entries with no evidence (raw
+        score 0) are never returned; ties are broken by ``doc_id``. Query terms that no
+        entry of the scope contains take no part in the ranking; they are counted in the
+        evidence (:class:`memory.recall.gating.QueryEvidence`), which the gate weighs.
         """
         if k <= 0 or self._n_live == 0:
             return []
@@ -493,22 +453,22 @@ class RecallIndex:
         vocab = self._vocab
         df = self._df
         known: list[tuple[int, float]] = []
-        unknown: list[float] = []  # weights of query terms that no entry contains
+        unknown_weight = 0.0  # weight of the query terms that no entry contains
         for term, weight in weights.items():
             tid = vocab.get(term)
             if tid is not None and df[tid] > 0:
                 known.append((tid, weight))
             else:
-                unknown.append(weight)
+                unknown_weight += weight
         if not known:
             return []
-        idf0 = float(self.idf(0))
         tids = np.fromiter((t for t, _ in known), dtype=np.int64, count=len(known))
         term_weights = np.fromiter((w for _, w in known), dtype=np.float64, count=len(known))
-        masses = term_weights * self.idf(df[tids])
+        term_df = df[tids]
+        idfs = self.idf(term_df)
+        masses = term_weights * idfs
         if not masses.max() > 0.0:
             return []
-        denominator = self._denominator([*masses.tolist(), *(w * idf0 for w in unknown)], idf0)
         avgdl, norms = self._norms()
         # Upper bound of each term's contribution: largest tf in the shortest entry.
         tfmax = self._tfmax[tids].astype(np.float64)
@@ -521,7 +481,27 @@ class RecallIndex:
         slots_sel, raws = self._accumulate(
             [int(t) for t in tids[order]], masses[order], bounds[order], norms, k, blocked
         )
-        return self._top(slots_sel, raws, k, denominator)
+        top_slots, top_raws = self._top(slots_sel, raws, k)
+        informative = masses > 0.0
+        # A typical entry: it holds term t with probability df/N, and one occurrence in
+        # an entry of average length adds w idf (BM25's tf/length factor is 1 there).
+        share = term_df / self._n_live
+        query = QueryEvidence(
+            entries=self._n_live,
+            known_weight=float(term_weights[informative].sum()),
+            known_mass=float(masses.sum()),
+            unknown_weight=unknown_weight,
+            unseen_idf=float(self.idf(0)),
+            background=float((masses * share).sum()),
+            spread=float(np.sqrt((masses**2 * share * (1.0 - share)).sum())),
+        )
+        scores = relevance_many(top_raws, query)
+        doc_ids = self._doc_ids[top_slots].tolist()
+        hits = [
+            Hit(doc_id, score, raw, Evidence(raw=raw, query=query))
+            for doc_id, score, raw in zip(doc_ids, scores.tolist(), top_raws.tolist(), strict=True)
+        ]
+        return hits
 
     def _blocked(self, exclude: Collection[int]) -> npt.NDArray[np.int64] | None:
         """Slots that must not be returned: dead entries and the excluded ones."""
@@ -710,20 +690,13 @@ class RecallIndex:
                     position[candidates] = np.arange(len(candidates))
         return candidates, partial
 
-    def _denominator(self, masses: list[float], idf0: float) -> float:
-        """``FULL_SHARE * (Q_L + PRIOR_TERMS * idf0)``: the evidence that scores 1."""
-        n_distinct = max(1, round(self._n_postings / self._n_live))
-        if len(masses) > n_distinct:
-            masses = sorted(masses, reverse=True)[:n_distinct]
-        return self.full_share * (sum(masses) + self.prior_terms * idf0)
-
     def _top(
         self,
         slots: npt.NDArray[np.int64] | None,
         raws: FloatArray,
         k: int,
-        denominator: float,
-    ) -> list[Hit]:
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """The slots and raw scores of the ``k`` best entries (ties: lower ``doc_id``)."""
         positive = np.flatnonzero(raws > 0.0)  # also avoids partitioning many zeros
         values = raws[positive]
         n = len(values)
@@ -736,10 +709,7 @@ class RecallIndex:
         chosen = picked if slots is None else slots[picked]
         doc_ids = self._doc_ids[chosen]
         order = np.lexsort((doc_ids, -top))[:k]
-        return [
-            Hit(int(doc_ids[i]), min(1.0, float(top[i]) / denominator), float(top[i]))
-            for i in order.tolist()
-        ]
+        return chosen[order].astype(np.int64), top[order].astype(np.float64)
 
     # ------------------------------------------------------------- statistics
     @property

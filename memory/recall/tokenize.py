@@ -1,45 +1,63 @@
-"""Lexical terms for episodic recall: CJK character bigrams and unigrams, latin words.
+"""Lexical terms for episodic recall: CJK bigrams, unigrams and words; latin words.
 
 The text is NFKC-normalised (full-width letters and digits become ASCII, compatibility
 characters are unfolded) and lower-cased, then cut into runs:
 
 * a run of CJK characters (Han ideographs, kana, Hangul) yields its overlapping character
-  bigrams, followed by its characters as unigrams (a run of one character yields just
-  that character). Bigrams carry most of the evidence; unigrams let "跳舞" meet "舞蹈" and
-  "画画" meet "画作". Queries weigh a unigram at :data:`UNIGRAM_WEIGHT` of a bigram
-  (see :func:`query_weights`).
+  bigrams, then its characters as unigrams, then the words of three or more characters
+  that the segmenter finds in it (``光合作用``, ``数据结构``). Bigrams carry most of the
+  evidence and never depend on a dictionary; unigrams let "跳舞" meet "舞蹈"; whole words
+  make a long word count more than the bigrams it happens to share with others.
+* the segmenter is jieba's dictionary and algorithm as compiled in ``rjieba`` (jieba-rs,
+  MIT, dictionary inside the wheel, no download, ~30x faster than the Python ``jieba``;
+  ``benchmarks/recall_eval.py --tokenizers`` measures bigrams alone, jieba and rjieba). In
+  a *query* it also says which bigrams are inside a word: a bigram that spans a word
+  boundary (``的时``, ``出一``) weighs :data:`CROSS_WEIGHT` of a bigram inside a word,
+  because such bigrams are mostly question phrasing that no entry shares.
 * a run of letters and digits of any other script yields one word ("python", "3", "c");
-  ``'`` and ``_`` split words. ASCII words longer than three letters lose a plural or
-  verb suffix (``questions``/``question``, ``danced``/``dancing``/``dance`` all give
-  ``danc``): a light, rule-based stemmer, no dictionary.
+  ``'`` and ``_`` split words. ASCII words are reduced by the Snowball English stemmer
+  (``PyStemmer``, the Porter2 rules: ``questions`` -> ``question``, ``time`` stays
+  ``time``).
 * everything else (punctuation, spaces, symbols, emoji) separates runs and is dropped.
 
-A short stop list removes the commonest English function words, Chinese function bigrams
-(pronoun + particle, conjunctions, fillers) and single-character particles. They carry
-almost no evidence but own the longest postings lists, so dropping them makes search faster
-and keeps a query's weight on its content words. The list is small, generic and not
-derived from any evaluation set.
+A short stop list removes the commonest English function words, Chinese function words
+(pronoun + particle, conjunctions, fillers, vague references back such as 上次/那样)
+and single-character particles. They carry almost no evidence but own the longest
+postings lists, so dropping them makes search faster and keeps a query's weight on its
+content words. The list is small, generic and not derived from any evaluation set.
 
 Tokenisation is deterministic and independent of any corpus or locale, so the terms of a
-recall entry are computed once, stored with the entry and re-indexed as they are.
+recall entry are computed once, stored with the entry and re-indexed as they are;
+:data:`TERMS_VERSION` changes whenever the terms of a text change, and entries stored
+under another version are re-tokenised from their text when a scope is loaded.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import lru_cache
+
+import rjieba
+import Stemmer
 
 __all__ = [
+    "CROSS_WEIGHT",
     "QUERY_DECAY",
     "QUERY_SATURATION",
     "STOP_TERMS",
+    "TERMS_VERSION",
     "UNIGRAM_WEIGHT",
     "is_cjk_unigram",
     "query_weights",
     "stem",
     "terms",
+    "weighted_terms",
 ]
+
+#: Stored with every entry's terms; bump it whenever :func:`terms` changes its output.
+TERMS_VERSION = 2
 
 # Han (URO, extension A, compatibility, extensions B and later), kana, Hangul syllables.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
@@ -61,50 +79,90 @@ _ZH_STOP_WORDS = (
     "我们 你们 他们 她们 它们 我的 你的 他的 她的 它的 的话 的时 时候 这个 那个 一个 这些 "
     "那些 这样 那样 什么 怎么 因为 所以 但是 可是 而且 并且 或者 还是 就是 不是 也是 都是 "
     "可以 没有 已经 还有 如果 虽然 然后 自己 一下 一些 有点 真的 "
+    "上次 上回 之前 以前 刚才 那次 这次 一样 一份 一点 帮我 请你 麻烦 需要 再来 "
     "的 了 是 我 你 他 她 它 们 在 和 也 都 就 很 又 还 着 过 把 被 让 给 对 向 从 这 那 "
     "吗 呢 吧 啊 哦 嗯 呀 哈 么 之 与 及 或 其"
 )
 _ZH_STOP = frozenset(_ZH_STOP_WORDS.split())
 
-#: Terms :func:`terms` drops: English function words, Chinese function bigrams and
+#: Terms :func:`terms` drops: English function words, Chinese function words and
 #: single-character particles.
 STOP_TERMS: frozenset[str] = _EN_STOP | _ZH_STOP
 
-#: Query weight of a CJK unigram relative to a bigram ("a character is half a word").
+#: Query weight of a CJK unigram relative to a bigram inside a word.
 UNIGRAM_WEIGHT = 0.5
+#: Query weight of a CJK bigram that spans a word boundary, relative to one inside a word.
+CROSS_WEIGHT = 0.5
+#: Query weight of a CJK word of three or more characters (on top of its bigrams).
+WORD_WEIGHT = 1.0
 #: Weight ratio between a query turn and the next more recent one.
 QUERY_DECAY = 0.8
 #: BM25 query-term saturation k3: a term seen x times weighs (k3 + 1) x / (k3 + x).
 QUERY_SATURATION = 1.0
+#: Words of at least this many characters become terms of their own.
+_MIN_WORD = 3
 
-_SUFFIXES = ("ing", "ed", "es", "s", "e")
+_STEMMER = Stemmer.Stemmer("english")
+# The segmenter; a module attribute so that benchmarks/recall_eval.py can compare others
+# (None: bigrams alone, every bigram weighed as inside a word, no word terms).
+_segment: Callable[[str], list[str]] | None = rjieba.cut
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """Strip one plural or verb suffix from an ASCII word of more than three letters.
+    """The Snowball (Porter2) English stem of an ASCII word; other words unchanged.
 
-    ``ies -> y``; then the first of ``ing``, ``ed``, ``es``, ``s``, ``e`` that leaves at
-    least three letters (not ``s`` after ``ss``/``us``/``is``), and a doubled final
-    consonant is undoubled (``running -> run``), except ``ll``/``ss``/``zz``.
+    Words of three letters or fewer are kept as they are ("gas", "bus").
     """
     if len(word) <= 3 or not (word.isascii() and word.isalpha()):
         return word
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            if suffix == "s" and word.endswith(("ss", "us", "is")):
-                return word
-            word = word[: -len(suffix)]
-            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
-                word = word[:-1]
-            return word
-    return word
+    return str(_STEMMER.stemWord(word))
 
 
 def is_cjk_unigram(term: str) -> bool:
     """Whether ``term`` is a single CJK character (weighted as a unigram in queries)."""
     return len(term) == 1 and _CJK_CHAR.match(term) is not None
+
+
+def _cjk_terms(run: str) -> Iterator[tuple[str, float]]:
+    """The terms of one CJK run with their query weights (see the module docstring)."""
+    stop = STOP_TERMS
+    if len(run) == 1:
+        if run not in stop:
+            yield run, UNIGRAM_WEIGHT
+        return
+    segment = _segment
+    words = [] if segment is None else segment(run)
+    # inside[i]: the bigram starting at character i lies within one segmented word.
+    inside = [segment is None] * (len(run) - 1)
+    position = 0
+    for word in words:
+        for i in range(position, position + len(word) - 1):
+            inside[i] = True
+        position += len(word)
+    for i in range(len(run) - 1):
+        bigram = run[i : i + 2]
+        if bigram not in stop:
+            yield bigram, 1.0 if inside[i] else CROSS_WEIGHT
+    for char in run:
+        if char not in stop:
+            yield char, UNIGRAM_WEIGHT
+    for word in words:
+        if len(word) >= _MIN_WORD and word not in stop:
+            yield word, WORD_WEIGHT
+
+
+def weighted_terms(text: str) -> list[tuple[str, float]]:
+    """The terms of ``text`` in text order, each with its weight as a query term."""
+    normalised = unicodedata.normalize("NFKC", text).lower()
+    out: list[tuple[str, float]] = []
+    for match in _RUN.finditer(normalised):
+        run = match.group()
+        if _CJK_CHAR.match(run):
+            out.extend(_cjk_terms(run))
+        elif run not in STOP_TERMS:
+            out.append((stem(run), 1.0))
+    return out
 
 
 def terms(text: str) -> list[str]:
@@ -113,23 +171,7 @@ def terms(text: str) -> list[str]:
     >>> terms("出份Python试卷，共３题")
     ['出份', '出', '份', 'python', '试卷', '试', '卷', '共', '3', '题']
     """
-    normalised = unicodedata.normalize("NFKC", text).lower()
-    out: list[str] = []
-    append = out.append
-    stop = STOP_TERMS
-    for match in _RUN.finditer(normalised):
-        run = match.group()
-        if _CJK_CHAR.match(run):
-            for i in range(len(run) - 1):
-                bigram = run[i : i + 2]
-                if bigram not in stop:
-                    append(bigram)
-            for char in run:
-                if char not in stop:
-                    append(char)
-        elif run not in stop:
-            append(stem(run))
-    return out
+    return [term for term, _ in weighted_terms(text)]
 
 
 def query_weights(
@@ -137,17 +179,16 @@ def query_weights(
     *,
     decay: float = QUERY_DECAY,
     turn_weights: Sequence[float] | None = None,
-    unigram_weight: float = UNIGRAM_WEIGHT,
     saturation: float = QUERY_SATURATION,
 ) -> dict[str, float]:
-    """Query term weights for a text, or for several turns given oldest first.
+    """Query term weights for a text, or for several texts given oldest first.
 
-    An occurrence in the newest turn counts 1, one turn older ``decay``, two turns older
-    ``decay**2``, times the turn's own weight from ``turn_weights`` if given (for example
-    a lower weight for the assistant's turns). A term's summed count ``x`` is saturated as
-    in BM25's query-term factor, ``(k3 + 1) x / (k3 + x)`` with ``k3 = saturation`` (a
-    term repeated across turns counts more, but not linearly), and a CJK unigram is then
-    scaled by ``unigram_weight``.
+    An occurrence in the newest text counts its term weight (:func:`weighted_terms`), one
+    text older ``decay`` times that, two older ``decay**2``, times the text's own weight
+    from ``turn_weights`` if given (for example a lower weight for the assistant's
+    turns). A term's summed count ``x`` is saturated as in BM25's query-term factor,
+    ``(k3 + 1) x / (k3 + x)`` with ``k3 = saturation`` (a term repeated across turns
+    counts more, but not linearly), scaled by the largest weight it had as a term.
     """
     if isinstance(texts, str):
         texts = [texts]
@@ -156,18 +197,18 @@ def query_weights(
     if turn_weights is not None and len(turn_weights) != len(texts):
         raise ValueError("turn_weights must have one weight per text")
     counts: dict[str, float] = {}
+    kinds: dict[str, float] = {}
     age_weight = 1.0
     for position in range(len(texts) - 1, -1, -1):
         weight = age_weight * (1.0 if turn_weights is None else turn_weights[position])
         age_weight *= decay
         if weight <= 0.0:
             continue
-        for term in terms(texts[position]):
+        for term, term_weight in weighted_terms(texts[position]):
             counts[term] = counts.get(term, 0.0) + weight
+            kinds[term] = max(kinds.get(term, 0.0), term_weight)
     out: dict[str, float] = {}
     for term, x in counts.items():
         value = (saturation + 1.0) * x / (saturation + x) if saturation > 0 else min(x, 1.0)
-        if is_cjk_unigram(term):
-            value *= unigram_weight
-        out[term] = value
+        out[term] = value * kinds[term]
     return out

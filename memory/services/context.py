@@ -18,6 +18,7 @@ from agents.tokens import count_tokens, truncate_tokens
 from memory import boundary
 from memory.ledger import Ledger
 from memory.models import RedlineAudit, Thread
+from memory.recall import ConversationTurn
 from memory.redline import redact
 from memory.render import EMPTY, Rendered, Turn, render_thread
 from memory.sanitizer import sanitize_history
@@ -25,7 +26,7 @@ from memory.scope import Scope
 from memory.services.audit import redline_audit_record
 from memory.services.core import core_render
 from memory.services.kb import kb_render
-from memory.services.recall import recall_render
+from memory.services.recall import RecallQuery, recall_render
 
 # Framing of the messages themselves (role tags, separators) that the ledger reserves.
 _FRAMING_RESERVE = 64
@@ -159,9 +160,15 @@ def context_assemble(
     exclude = set(recent_ids)
     if run_id is not None:
         exclude.add(run_id)
+    # The query is the conversation: the message, the recent turns and the summary.
+    recall_query = RecallQuery(
+        message=user_input,
+        turns=tuple(ConversationTurn(user=t.user, assistant=t.assistant) for t in turns),
+        summary=thread.rolling_summary if thread is not None else "",
+    )
     recall, recall_hits = recall_render(
         scope=scope,
-        query=user_input,
+        query=recall_query,
         exclude_run_ids=exclude,
         budget=ledger.grant(settings.CONTEXT_CAP_RECALL),
     )

@@ -6,6 +6,14 @@ process keeps an in-memory BM25 index per scope (``memory.recall.RecallIndex``, 
 postings) built from those terms once and then updated incrementally. A per-scope
 version row, bumped in the transaction of every write, tells a process in one indexed
 read whether its index is current and which entries to load.
+
+The stored terms start with a version marker (:data:`TERMS_MARK`); an entry written by an
+older tokenizer is re-tokenised from its text when a scope is loaded (migration
+``memory.0004_recall_terms_v2`` rewrites them once, so that this stays rare).
+
+The query is the conversation, not only the message (``memory.recall.build_query``): the
+read path passes the thread's recent turns and rolling summary, the recall API does the
+same for ``?thread_id=``, and ``benchmarks/recall_eval.py`` measures that query.
 """
 
 from __future__ import annotations
@@ -13,7 +21,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -21,16 +28,23 @@ from django.db.models import F
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
+from agents.models import Run
 from memory import boundary
 from memory.models import RecallEntry, RecallScope, RedlineAudit
-from memory.recall import Hit, RecallIndex, gate, query_weights, terms
+from memory.recall import (
+    TERMS_VERSION,
+    ConversationTurn,
+    Hit,
+    RecallIndex,
+    build_query,
+    gate,
+    terms,
+)
 from memory.redline import redact
 from memory.render import EMPTY, Item, Rendered, render_list
 from memory.scope import Scope
 from memory.services.audit import redline_audit_record
-
-if TYPE_CHECKING:
-    from agents.models import Run
+from memory.services.threads import thread_of_scope
 
 # The compact text of an entry: the teacher's request and the head of the answer.
 ENTRY_INPUT_CHARS = 400
@@ -41,6 +55,9 @@ EXCERPT_TOKENS = 150
 SEARCH_K = 10
 # Scopes whose index a process keeps in memory (least recently used dropped first).
 CACHED_SCOPES = 32
+# First token of an entry's stored terms: the tokenizer version they were made with
+# ("#" never occurs in a term).
+TERMS_MARK = f"#v{TERMS_VERSION}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +75,19 @@ def entry_text(*, user_input: str, output: str) -> str:
     head = " ".join(user_input.split())[:ENTRY_INPUT_CHARS]
     answer = " ".join(output.split())[:ENTRY_OUTPUT_CHARS]
     return f"{head}\n→ {answer}" if answer else head
+
+
+def stored_terms(text: str) -> str:
+    """An entry's terms as stored: the version marker, then the terms, space-separated."""
+    return " ".join([TERMS_MARK, *terms(text)])
+
+
+def _entry_terms(stored: str, text: str) -> list[str]:
+    """The terms of a stored entry; re-tokenised when an older tokenizer made them."""
+    parts = stored.split()
+    if parts and parts[0] == TERMS_MARK:
+        return parts[1:]
+    return terms(text)
 
 
 def recall_upsert(*, run: Run) -> RecallEntry | None:
@@ -82,7 +112,7 @@ def recall_upsert(*, run: Run) -> RecallEntry | None:
                 run_id=run.pk,
                 thread_id=run.thread_id,
                 text=redaction.text,
-                terms=" ".join(terms(redaction.text)),
+                terms=stored_terms(redaction.text),
                 created_at=run.created_at,
             )
             _bump_scope(scope=scope, entry_id=entry.pk)
@@ -126,12 +156,12 @@ def _load(scope: Scope, *, after_entry_id: int = 0) -> tuple[list[tuple[int, lis
     rows = (
         RecallEntry.objects.filter(**scope.filter_kwargs(), pk__gt=after_entry_id)
         .order_by("pk")
-        .values_list("pk", "run_id", "terms")
+        .values_list("pk", "run_id", "terms", "text")
     )
     documents: list[tuple[int, list[str]]] = []
     last = after_entry_id
-    for pk, run_id, stored in rows.iterator(chunk_size=5000):
-        documents.append((run_id, stored.split()))
+    for pk, run_id, stored, text in rows.iterator(chunk_size=5000):
+        documents.append((run_id, _entry_terms(stored, text)))
         last = pk
     return documents, last
 
@@ -177,22 +207,75 @@ def recall_cache_clear() -> None:
         _CACHE.clear()
 
 
+@dataclass(frozen=True, slots=True)
+class RecallQuery:
+    """What recall searches with: the message and the conversation it belongs to."""
+
+    message: str
+    turns: tuple[ConversationTurn, ...] = ()
+    summary: str = ""
+    # The runs behind ``turns``: already verbatim in the thread section, never recalled.
+    turn_run_ids: frozenset[int] = frozenset()
+
+    def weights(self) -> dict[str, float]:
+        return build_query(message=self.message, turns=self.turns, summary=self.summary)
+
+
+def recall_query_for_thread(*, scope: Scope, thread_id: str, message: str) -> RecallQuery:
+    """The query for ``message`` said in a thread of ``scope`` (the read path's turns).
+
+    Raises :class:`memory.services.threads.ThreadRejected` (the run endpoints' message)
+    when the thread is not the scope's.
+    """
+    thread = thread_of_scope(scope=scope, thread_id=thread_id)
+    recent = recent_turns(thread_id=thread.pk)
+    return RecallQuery(
+        message=message,
+        turns=tuple(turn for _, turn in recent),
+        summary=thread.rolling_summary,
+        turn_run_ids=frozenset(run_id for run_id, _ in recent),
+    )
+
+
+def recent_turns(*, thread_id: str) -> list[tuple[int, ConversationTurn]]:
+    """The thread's last finished turns (run id, turn), oldest first, as the read path
+    holds them."""
+    recent = list(
+        Run.objects.filter(thread_id=thread_id)
+        .finished()
+        .order_by("-created_at", "-pk")
+        .values_list("pk", "status", "input", "output")[: settings.THREAD_RECENT_TURNS]
+    )
+    recent.reverse()
+    return [
+        (
+            pk,
+            ConversationTurn(
+                user=user, assistant=output if status == Run.Status.COMPLETED else None
+            ),
+        )
+        for pk, status, user, output in recent
+    ]
+
+
 def recall_search(
     *,
     scope: Scope,
-    query: str,
+    query: RecallQuery,
     exclude_run_ids: set[int] | frozenset[int] = frozenset(),
     k: int = SEARCH_K,
 ) -> list[RecallHit]:
-    """The scope's best entries for ``query``, with calibrated scores and the gate."""
-    weights = query_weights(query)
+    """The scope's best entries for ``query``, with the gate's scores and verdicts."""
+    weights = query.weights()
     if not weights:
         return []
     cached = _scope_index(scope)
     with cached.lock:
         if not len(cached.index):
             return []
-        hits: list[Hit] = cached.index.search(weights, k=k, exclude=exclude_run_ids)
+        hits: list[Hit] = cached.index.search(
+            weights, k=k, exclude=set(exclude_run_ids) | query.turn_run_ids
+        )
     passing = {
         hit.doc_id
         for hit in gate(hits, threshold=settings.RECALL_GATE, limit=settings.RECALL_TOP_K)
@@ -224,7 +307,7 @@ def recall_search(
 
 
 def recall_render(
-    *, scope: Scope, query: str, exclude_run_ids: set[int], budget: int
+    *, scope: Scope, query: RecallQuery, exclude_run_ids: set[int], budget: int
 ) -> tuple[Rendered, list[RecallHit]]:
     """The ``[相关历史]`` section: gated hits, dated excerpts, inside a boundary."""
     if budget <= 0:

@@ -36,12 +36,19 @@ def thread_for_run(*, scope: Scope, thread_id: str | None, first_input: str) -> 
             created_at=now,
             updated_at=now,
         )
-    thread = Thread.objects.filter(pk=thread_id, **scope.filter_kwargs()).first()
-    if thread is None:
-        raise ThreadRejected(_("找不到这个会话：它不存在，或不属于你与这个智能体的对话。"))
+    thread = thread_of_scope(scope=scope, thread_id=thread_id)
     Thread.objects.filter(pk=thread.pk).update(status=Thread.Status.ACTIVE, updated_at=now)
     thread.status = Thread.Status.ACTIVE
     thread.updated_at = now
+    return thread
+
+
+def thread_of_scope(*, scope: Scope, thread_id: str) -> Thread:
+    """The scope's thread ``thread_id``; :class:`ThreadRejected` if it is not the scope's
+    (missing, another tenant's, another owner's or another agent's look the same)."""
+    thread = Thread.objects.filter(pk=thread_id, **scope.filter_kwargs()).first()
+    if thread is None:
+        raise ThreadRejected(_("找不到这个会话：它不存在，或不属于你与这个智能体的对话。"))
     return thread
 
 

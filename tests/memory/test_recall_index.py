@@ -1,4 +1,4 @@
-"""L3 recall: tokenizer, BM25 index (against a brute-force reference) and the gate.
+"""L3 recall: tokenizer, query builder, BM25 index (against a brute-force reference), gate.
 
 Pure Python + numpy: runs without Django settings (``-p no:django``).
 """
@@ -7,22 +7,32 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memory.recall.index as index_module
-from memory.recall.index import (
+from memory.recall import query as query_module
+from memory.recall.gating import (
     DEFAULT_THRESHOLD,
-    FULL_SHARE,
-    PRIOR_TERMS,
-    Hit,
-    RecallIndex,
-    brute_force_raw,
+    Evidence,
+    QueryEvidence,
+    features,
     gate,
+    relevance,
 )
-from memory.recall.tokenize import is_cjk_unigram, query_weights, stem, terms
+from memory.recall.index import RecallIndex, brute_force_raw
+from memory.recall.query import ConversationTurn, build_query
+from memory.recall.tokenize import (
+    CROSS_WEIGHT,
+    is_cjk_unigram,
+    query_weights,
+    stem,
+    terms,
+    weighted_terms,
+)
 
 # --------------------------------------------------------------------------- tokenizer
 
@@ -48,6 +58,9 @@ from memory.recall.tokenize import is_cjk_unigram, query_weights, stem, terms
         ("x² ①", ["x2", "1"]),  # NFKC unfolds compatibility characters
         ("ｶﾀｶﾅ", ["カタ", "タカ", "カナ", "カ", "タ", "カ", "ナ"]),  # half-width kana -> full
         ("数学math题", ["数学", "数", "学", "math", "题"]),
+        # words of three or more characters are terms too (after the unigrams)
+        ("光合作用", ["光合", "合作", "作用", "光", "合", "作", "用", "光合作用"]),
+        ("像上次那样", ["像上", "次那", "像", "上", "次", "样"]),  # 上次, 那样: stop words
     ],
 )
 def test_terms_table(text: str, expected: list[str]) -> None:
@@ -57,16 +70,19 @@ def test_terms_table(text: str, expected: list[str]) -> None:
 @pytest.mark.parametrize(
     ("word", "expected"),
     [
+        ("time", "time"),  # the old suffix stripper made it "tim"
+        ("times", "time"),
+        ("timing", "time"),
         ("dance", "danc"),
         ("danced", "danc"),
         ("dancing", "danc"),
         ("running", "run"),
         ("stopped", "stop"),
-        ("parties", "party"),
+        ("parties", "parti"),
         ("glasses", "glass"),
         ("class", "class"),
+        ("news", "news"),
         ("bus", "bus"),
-        ("analysis", "analysis"),
         ("cat", "cat"),
         ("c3po", "c3po"),
         ("café", "café"),
@@ -74,6 +90,13 @@ def test_terms_table(text: str, expected: list[str]) -> None:
 )
 def test_stem_table(word: str, expected: str) -> None:
     assert stem(word) == expected
+
+
+def test_bigrams_across_word_boundaries_weigh_less_in_a_query() -> None:
+    weighted = dict(weighted_terms("出一份光合作用测验"))
+    assert weighted["光合"] == weighted["测验"] == weighted["光合作用"] == 1.0
+    assert weighted["用测"] == CROSS_WEIGHT  # 光合作用|测验: spans a word boundary
+    assert weighted["光"] == 0.5
 
 
 def test_terms_is_deterministic_and_keeps_duplicates() -> None:
@@ -96,6 +119,37 @@ def test_query_weights_decay_turn_weights_and_unigrams() -> None:
     assert query_weights("试卷 试卷")["试卷"] == pytest.approx(4 / 3)  # saturates
     with pytest.raises(ValueError):
         query_weights(["a"], turn_weights=[1.0, 2.0])
+
+
+def test_build_query_weighs_the_conversation_toward_the_newest_turn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(query_module, "MAX_TERMS", 1000)
+    alone = build_query(message="像上次那样出一份测验")
+    assert "光合" not in alone
+    query = build_query(
+        message="像上次那样出一份测验",
+        turns=[
+            ConversationTurn("讲讲细胞呼吸", "线粒体……"),
+            ConversationTurn("光合作用的实验怎么设计", "叶绿体……"),
+        ],
+        summary="本会话讨论了生物课",
+    )
+    assert query["测验"] > query["光合"] > query["呼吸"] > 0  # newest first
+    assert query["叶绿"] < query["光合"]  # the assistant's side weighs less
+    assert 0 < query["生物"] < query["呼吸"]  # the summary weighs least
+    failed = build_query(message="再来", turns=[ConversationTurn("数据结构试卷", None)])
+    assert "数据" in failed  # a failed turn still says what the teacher asked
+    long_answer = build_query(message="好", turns=[ConversationTurn("x", "甲" * 5000 + "乙乙")])
+    assert "乙乙" not in long_answer  # only the head of a long artifact
+
+
+def test_build_query_keeps_the_strongest_terms() -> None:
+    turns = [ConversationTurn(f"第{i}课 " + "植物动物细胞组织器官系统" * 3) for i in range(2)]
+    query = build_query(message="出一份光合作用测验", turns=turns, summary="生态系统能量流动")
+    assert len(query) == query_module.MAX_TERMS
+    message_terms = build_query(message="出一份光合作用测验")
+    assert all(term in query for term, w in message_terms.items() if w >= 1.0)
 
 
 # ------------------------------------------------------------------ index vs reference
@@ -311,7 +365,7 @@ def test_related_query_passes_the_gate(history: RecallIndex, query: str, expecte
         "今天天气怎么样",
         "帮我给学生推荐几本课外书",
         "what is the capital of France",
-        "请假条怎么写",
+        "请假条怎么写",  # shares one character (写) with one entry of a small scope
         "出一份物理电磁感应的单元测验",
     ],
 )
@@ -321,37 +375,96 @@ def test_unrelated_query_stays_below_the_gate(history: RecallIndex, query: str) 
     assert gate(hits) == []
 
 
-def test_a_one_entry_scope_can_still_recall() -> None:
+def test_a_vague_follow_up_finds_the_topic_of_its_thread(history: RecallIndex) -> None:
+    query = build_query(
+        message="像上次那样再出十道",
+        turns=[ConversationTurn("牛顿第二定律的受力分析怎么讲", "先画受力图，再用F=ma……")],
+    )
+    passed = gate(history.search(query, k=3))
+    assert [h.doc_id for h in passed] == [7]
+
+
+def test_a_one_entry_scope_ranks_but_has_no_background_to_stand_above() -> None:
     index = RecallIndex.from_documents([(7, terms(HISTORY[3]))])
     hits = index.search(query_weights("数据结构试卷的简答题再换两道"), k=3)
-    assert [h.doc_id for h in gate(hits)] == [7]
+    assert [h.doc_id for h in hits] == [7]
+    # Its one entry is the typical entry: standing 0, so the gate stays below its default
+    # (the fitted model has seen no scope this small; see memory/recall/gating.py).
+    assert hits[0].evidence.query.spread == 0.0 and gate(hits) == []
     assert index.search(query_weights("今天天气怎么样"), k=3) == []
 
 
-def test_score_is_a_capped_share_of_the_query_evidence() -> None:
+def test_evidence_counts_known_and_unseen_terms() -> None:
     index = RecallIndex.from_documents((i, [f"w{i}", "x"]) for i in range(40))
-    hit = index.search(["w1"], k=1)[0]
-    idf = index.idf([1])[0]
-    idf0 = index.idf([0])[0]
-    expected = hit.raw / (FULL_SHARE * (idf + PRIOR_TERMS * idf0))
-    assert hit.score == pytest.approx(expected, rel=1e-5)
-    loose = RecallIndex.from_documents(
-        ((i, [f"w{i}", "x"]) for i in range(40)), prior_terms=4.0, full_share=1.0
-    )
-    assert loose.search(["w1"], k=1)[0].score == pytest.approx(hit.raw / (idf + 4 * idf0))
-    for bad in (0.0, 1.5):
-        with pytest.raises(ValueError):
-            RecallIndex(full_share=bad)
-    # The same entry, asked with one more unknown term: a smaller share.
-    weaker = index.search(["w1", "never-seen"], k=1)[0]
-    assert weaker.raw == pytest.approx(hit.raw) and weaker.score < hit.score
-    # Many copies of the same term cannot push a score above 1.
+    hit = index.search({"w1": 1.0, "x": 1.0}, k=1)[0]
+    evidence = hit.evidence
+    assert hit.doc_id == 1 and evidence.raw == pytest.approx(hit.raw)
+    idf = float(index.idf([1])[0])
+    # x is in every entry: no evidence (IDF 0), neither known nor unseen
+    assert evidence.query.known_weight == pytest.approx(1.0)
+    assert evidence.query.known_mass == pytest.approx(idf)
+    # a typical entry holds w1 with probability 1/40
+    assert evidence.query.background == pytest.approx(idf / 40)
+    assert evidence.query.spread == pytest.approx(idf * math.sqrt(1 / 40 * 39 / 40))
+    assert evidence.query.unknown_weight == 0.0 and evidence.query.entries == 40
+    assert evidence.query.unseen_idf == pytest.approx(float(index.idf([0])[0]))
+    # The same entry asked with terms no entry holds: same raw, lower score.
+    unseen = index.search({"w1": 1.0, "x": 1.0, "never": 1.0, "seen": 1.0}, k=1)[0]
+    assert unseen.raw == pytest.approx(hit.raw) and unseen.score < hit.score
+    assert unseen.evidence.query.unknown_weight == pytest.approx(2.0)
+    # Many copies of one term cannot push the score out of [0, 1].
     heavy = index.search({"w1": 1000.0}, k=1)[0]
     assert 0.0 < heavy.score <= 1.0 and not math.isnan(heavy.score)
 
 
-def test_gate_limits_and_threshold() -> None:
-    hits = [Hit(1, 0.9, 9.0), Hit(2, 0.5, 5.0), Hit(3, 0.19, 2.0), Hit(4, 0.8, 1.0)]
+def test_evidence_of_added_and_bulk_entries_agree() -> None:
+    documents = [(i, [f"w{i % 7}", f"v{i % 3}", "x"]) for i in range(30)]
+    bulk = RecallIndex.from_documents(documents)
+    grown = RecallIndex()
+    for doc_id, doc_terms in documents:
+        grown.add(doc_id, doc_terms)
+    query = {"w3": 1.0, "v1": 0.5, "nope": 1.0}
+    for a, b in zip(bulk.search(query, k=10), grown.search(query, k=10), strict=True):
+        assert a.doc_id == b.doc_id
+        assert a.evidence.query.background == pytest.approx(b.evidence.query.background)
+        assert a.score == pytest.approx(b.score, rel=1e-5)
+
+
+EVIDENCE = st.builds(
+    Evidence,
+    raw=st.floats(0.0, 1e4),
+    query=st.builds(
+        QueryEvidence,
+        entries=st.integers(1, 10**6),
+        known_weight=st.floats(0.0, 100.0),
+        known_mass=st.floats(0.0, 1e3),
+        unknown_weight=st.floats(0.0, 100.0),
+        unseen_idf=st.floats(0.0, 20.0),
+        background=st.floats(0.0, 1e3),
+        spread=st.floats(0.0, 1e3),
+    ),
+)
+
+
+@given(EVIDENCE)
+def test_relevance_is_a_finite_probability(evidence: Evidence) -> None:
+    assert all(math.isfinite(x) for x in features(evidence))
+    assert 0.0 <= relevance(evidence) <= 1.0
+
+
+@dataclass(frozen=True)
+class _Scored:
+    doc_id: int
+    score: float
+    raw: float = 10.0
+
+
+def test_gate_limits_threshold_and_relative_floor() -> None:
+    hits = [_Scored(1, 0.9), _Scored(2, 0.6), _Scored(3, 0.19), _Scored(4, 0.8)]
     assert [h.doc_id for h in gate(hits)] == [1, 2]
     assert [h.doc_id for h in gate(hits, threshold=0.1)] == [1, 2, 3]
     assert [h.doc_id for h in gate(hits, limit=1)] == [1]
+    assert gate([]) == []
+    uneven = [_Scored(1, 0.9, 10.0), _Scored(2, 0.9, 7.0), _Scored(3, 0.9, 6.9)]
+    assert [h.doc_id for h in gate(uneven)] == [1, 2]  # 6.9 < 0.7 x 10
+    assert [h.doc_id for h in gate(uneven, relative=0.0)] == [1, 2, 3]
