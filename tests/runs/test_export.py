@@ -8,6 +8,7 @@ from urllib.parse import unquote
 
 import docx
 import pytest
+from django.utils import timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
@@ -47,7 +48,7 @@ def test_owner_downloads_the_exam_paper_as_word(teacher: Teacher) -> None:
 
     assert response.status_code == 200
     assert response["Content-Type"] == exports.DOCX_TYPE
-    day = Run.objects.get(pk=run["id"]).created_at.date().isoformat()
+    day = timezone.localdate(Run.objects.get(pk=run["id"]).created_at).isoformat()
     disposition = response["Content-Disposition"]
     assert disposition.startswith("attachment; ")
     assert f'filename="run-{run["id"]}-{day}.docx"' in disposition
