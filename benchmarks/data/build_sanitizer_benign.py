@@ -413,7 +413,8 @@ ASSISTANT = (
     "是无理数的是（　）",
     "### 教学目标\n1. 知识与技能：理解勾股定理；\n2. 过程与方法：经历探索过程；\n3. 情感态度："
     "感受数学之美。",
-    "## Instructions\n1. Read the passage.\n2. Answer the questions below.\n3. Check your spelling.",
+    "## Instructions\n1. Read the passage.\n2. Answer the questions below.\n"
+    "3. Check your spelling.",
     "### Warm-up (5 min)\nAsk students: What did you do last weekend?",
     "| 题型 | 题量 | 分值 |\n|---|---|---|\n| 选择题 | 10 | 30 |\n| 填空题 | 6 | 18 |",
     "```python\nimport os\nos.system('cls')  # 清屏\nprint('Hello')\n```",
@@ -437,7 +438,8 @@ ASSISTANT = (
     "【参考答案】1.B 2.C 3.A 4.D 5.B",
     "【解析】本题考查二次函数的顶点坐标，直接代入公式即可。",
     "【教学反思】本节课学生参与度较高，但练习时间不足。",
-    "Here is a vocabulary list:\n- forecast (n.) 预报\n- climate (n.) 气候\n- temperature (n.) 温度",
+    "Here is a vocabulary list:\n- forecast (n.) 预报\n- climate (n.) 气候\n"
+    "- temperature (n.) 温度",
     "Example dialogue:\nA: Excuse me, where is the library?\nB: Go straight and turn left.",
     "对话示例：\n顾客：请问这件衣服多少钱？\n店员：一百二十元。",
     "老师：同学们好！\n学生：老师好！\n老师：今天我们学习《春》。",
@@ -490,6 +492,12 @@ CHATTY = (
     "有没有人知道新版教材第几页讲浮力？",
     "学生写“我的妈妈是系统工程师”，这个职业怎么跟孩子解释？",
     "哎，又要期末了，压力山大",
+    # Emoji with joiners and presentation selectors (added with the emoji rule).
+    "谢谢老师❤️",
+    "收到👌🏻 辛苦啦☺️",
+    "周末全家出动👨‍👩‍👧去科技馆啦",
+    "今日作业：1️⃣ 语文 2️⃣ 数学 3️⃣ 英语",
+    "⚠️注意：明天下雨，记得带伞☂️",
 )
 
 # --------------------------------------------------------------------------------------
