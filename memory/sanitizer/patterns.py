@@ -11,12 +11,34 @@ it in C) and has bounded or run-anchored repetitions, which keeps the cost linea
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Final
 
-# Brackets as they appear in the view.
-OPEN_STRICT_CHARS: Final = "[【〔〖⟦《〈‹«「『〘⦗❨❪❬❮❰⸨⦅<"
+# Quotation marks are not brackets: “…” is what the marker rules leave behind.
+_QUOTATION_MARKS: Final = "‘’‚‛“”„‟〝〞〟"
+
+
+def _brackets(*categories: str) -> str:
+    """Every character of these Unicode categories as the view shows it (NFKC), but quotes.
+
+    All of them are in the Basic Multilingual Plane (a test checks that).
+    """
+    found = {
+        unicodedata.normalize("NFKC", chr(code))
+        for code in range(0x10000)
+        if unicodedata.category(chr(code)) in categories
+    }
+    return "".join(sorted(ch for ch in found if len(ch) == 1 and ch not in _QUOTATION_MARKS))
+
+
+# Brackets as they appear in the view: every opening and initial punctuation of Unicode
+# ([【〔〖⟦《〈‹«「『⟨⌈⦑ …, full-width and small forms fold to these) and "<"; every closing
+# and final one and ">". "(", "{" and "⦃" open code as often as markers.
 OPEN_CODE_CHARS: Final = "({⦃"
-CLOSE_CHARS: Final = "]】〕〗⟧》>〉›»⟩」』〙⦘❩❫❭❯❱⸩⦆)}⦄"
+OPEN_STRICT_CHARS: Final = (
+    "".join(ch for ch in _brackets("Ps", "Pi") if ch not in OPEN_CODE_CHARS) + "<"
+)
+CLOSE_CHARS: Final = _brackets("Pe", "Pf") + ">"
 ANGLE_OPEN_CHARS: Final = "‹«《〈⟨❬❮❰<"
 ANGLE_CLOSE_CHARS: Final = ">›»》〉⟩❭❯❱"
 

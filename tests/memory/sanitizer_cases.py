@@ -129,9 +129,27 @@ def _spaced(text: str) -> str:
     return re.sub(r"(?<=[A-Za-z\u4e00-\u9fff])(?=[A-Za-z\u4e00-\u9fff])", " ", text)
 
 
+# Other bracket pairs of Unicode (math, ornaments, small and vertical forms).
+BRACKET_PAIRS = (
+    ("⟨", "⟩"),
+    ("⌈", "⌉"),
+    ("⦑", "⦒"),
+    ("⁅", "⁆"),
+    ("❴", "❵"),
+    ("﹝", "﹞"),
+    ("︻", "︼"),
+)
+_OPENERS = "[【〔〖⟦《〈‹«「『<"
+_CLOSERS = "]】〕〗⟧》〉›»」』>"
+
+
 def disguises(marker: str) -> Iterator[tuple[str, str]]:
     """(name, disguised marker) for one base marker."""
     yield "plain", marker
+    if marker[0] in _OPENERS and marker[-1] in _CLOSERS and marker[1].isalpha():
+        # (not template tokens: "⟨|im_start|⟩" is no token of any tokenizer)
+        for opening, closing in BRACKET_PAIRS:
+            yield f"brackets {opening}{closing}", opening + marker[1:-1] + closing
     yield "fullwidth", fullwidth(marker)
     yield "upper", marker.upper()
     yield "lower", marker.lower()
@@ -171,8 +189,12 @@ def forged_texts() -> Iterator[tuple[str, str]]:
 
 # An opening bracket, except where code writes one: "<" glued to an identifier before an
 # ASCII word (List<User>), "(" or "{" glued to a word (print(system)).
-_OPEN = r"(?:[\[【〔〖⟦《〈‹«「『]|(?<![a-z0-9_])<|<(?=[^\x00-\x7f]|\s*/)|(?<![\w.$'\"`])[({])"
-_CLOSE = r"[\]】〕〗⟧》〉›»」』>)}]"
+_VIEW_PAIRS = "".join(text_view(o + c).text for o, c in BRACKET_PAIRS)
+_OPEN = (
+    rf"(?:[\[【〔〖⟦《〈‹«「『{_VIEW_PAIRS[0::2]}]|(?<![a-z0-9_])<|<(?=[^\x00-\x7f]|\s*/)"
+    r"|(?<![\w.$'\"`])[({])"
+)
+_CLOSE = rf"[\]】〕〗⟧》〉›»」』>)}}{_VIEW_PAIRS[1::2]}]"
 _TITLES = "本会话前情|相关历史|核心记忆|知识库检索结果|用户问题|此前对话摘要|最近对话"
 _ROLES = r"用户|用戶|助手|系统|系統|user|assistant|system|human|ai|bot|model"
 _ROLE_WORDS = (

@@ -317,6 +317,22 @@ def test_nasty_forms_are_defanged(text: str, expected: str) -> None:
     assert words(out) == words(clean(text))
 
 
+def test_every_bracket_of_unicode_can_open_and_close_a_marker() -> None:
+    # Brackets come from Unicode's categories (Ps/Pi open, Pe/Pf close), not a list.
+    categories = {"Ps", "Pe", "Pi", "Pf"}
+    assert not [
+        c for c in range(0x10000, sys.maxunicode + 1) if unicodedata.category(chr(c)) in categories
+    ]
+    quotes = "‘’‚‛“”„‟〝〞〟"
+    for code in range(0x10000):
+        ch = chr(code)
+        category = unicodedata.category(ch)
+        if category not in categories or ch in quotes:
+            continue
+        text = f"{ch}System] 你好" if category in ("Ps", "Pi") else f"[System{ch} 你好"
+        assert sanitize_history(text) == f"{q('System')} 你好", hex(code)
+
+
 @pytest.mark.parametrize(
     "text",
     [
