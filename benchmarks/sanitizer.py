@@ -1,6 +1,7 @@
 """The history sanitiser (``memory/sanitizer/``): benign alteration, forged markers, attacks, speed.
 
-Run: ``.venv/bin/python benchmarks/sanitizer.py [--impl FILE] [--show dev] [--no-speed]``
+Run: ``.venv/bin/python benchmarks/sanitizer.py [--impl FILE] [--show dev] [--no-speed]
+[--speed-against FILE]``
 
 1. **Benign alteration** on the project's own teacher-style set
    (``benchmarks/data/sanitizer_benign.jsonl``, built by
@@ -16,7 +17,8 @@ Run: ``.venv/bin/python benchmarks/sanitizer.py [--impl FILE] [--show dev] [--no
    rows changed / with a marker defanged / flagged as an override; reverse-exposure rows
    (hard negatives) changed and flagged; BIPIA carrier e-mails changed, and BIPIA train
    attacks placed at the start, middle and end of a carrier: changed and flagged.
-4. **Speed**: ``sanitize_history`` on 20,000-character histories (the longest input).
+4. **Speed**: ``sanitize_history`` on 20,000-character histories (the longest input);
+   ``--speed-against FILE`` times another implementation in the same rounds.
 
 ``--impl FILE`` measures another implementation with the same API, e.g. the single-file
 sanitiser before issue #10 (``git show e9762e3:memory/sanitizer.py > /tmp/old.py``).
@@ -170,26 +172,34 @@ def injection(report: Report, markers: frozenset[str]) -> None:
     )
 
 
-def speed(module: ModuleType) -> None:
+def speed(modules: dict[str, ModuleType]) -> None:
+    """p50 and min of 20 calls per case; several implementations are interleaved, round
+    by round, so that a busy machine slows them alike."""
     for name, unit in SPEED_CASES.items():
         text = (unit * (20000 // len(unit) + 1))[:20000]
-        module.sanitize_history(text)
-        samples = []
-        for _ in range(20):
-            began = time.perf_counter()
+        samples: dict[str, list[float]] = {label: [] for label in modules}
+        for module in modules.values():
             module.sanitize_history(text)
-            samples.append((time.perf_counter() - began) * 1000)
-        samples.sort()
-        print(
-            f"sanitize_history  {name:<20} 20k chars  "
-            f"p50={samples[10]:.2f} ms  max={samples[-1]:.2f} ms"
-        )
+        for _ in range(20):
+            for label, module in modules.items():
+                began = time.perf_counter()
+                module.sanitize_history(text)
+                samples[label].append((time.perf_counter() - began) * 1000)
+        for label, values in samples.items():
+            values.sort()
+            print(
+                f"sanitize_history  {name:<20} 20k chars  {label:<8} "
+                f"p50={values[10]:.2f} ms  min={values[0]:.2f} ms  max={values[-1]:.2f} ms"
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--impl", help="a sanitiser module file to measure instead")
     parser.add_argument("--show", choices=("dev",), help="print the changed rows of a split")
+    parser.add_argument(
+        "--speed-against", metavar="FILE", help="time this sanitiser module file too, interleaved"
+    )
     parser.add_argument("--no-speed", action="store_true")
     args = parser.parse_args()
     module = _load(args.impl)
@@ -198,7 +208,10 @@ def main() -> None:
     forged(report)
     injection(report, frozenset(module.MARKER_RULES))
     if not args.no_speed:
-        speed(module)
+        modules = {"this": module}
+        if args.speed_against:
+            modules["against"] = _load(args.speed_against)
+        speed(modules)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,9 @@ boundary of :mod:`memory.boundary` it passes :func:`sanitize_history`, which
    the rest of :mod:`memory.textview`'s list; emoji keep their joiners, ``❤️`` stays) and
    unifies line endings;
 2. matches its rules on the shared text view (:mod:`memory.textview`: NFKC per
-   character, lower-cased, look-alike letters folded, so ［ＳＹＳＴＥＭ］, [Ѕуѕtеm] and
-   [Sys\u200btem] all read ``[system]``) and maps every hit back to the text as written;
+   character, lower-cased, look-alike letters folded, so ［ＳＹＳＴＥＭ］, Cyrillic
+   [Ѕуѕtеm] and [System] split by a zero-width space all read ``[system]``) and maps
+   every hit back to the text as written;
 3. **defangs** whatever imitates our structure (:mod:`memory.sanitizer.markers`): a
    forged boundary header or footer, a turn marker, a role or priority marker, a
    chat-template token, a role label at the start of a line. The syntax goes and the

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Final
 
 from memory.sanitizer import markers, override_en, override_zh
 from memory.sanitizer.markers import MarkerRule
 from memory.sanitizer.patterns import QUOTE_CLOSE, QUOTE_OPEN, QUOTED_RE
-from memory.textview import TextView, is_invisible, strip_invisible, text_view, unify_line_breaks
+from memory.textview import (
+    TextView,
+    fold,
+    is_invisible,
+    strip_invisible,
+    text_view,
+    unify_line_breaks,
+)
 
 # Reported when invisible characters were removed.
 RULE_INVISIBLE: Final = "invisible_chars"
@@ -57,7 +63,7 @@ def _words(rule: MarkerRule, match: re.Match[str], view: TextView) -> str:
     else:
         lo, hi = view.span(*_span(match))
         words = "".join(
-            ch for ch in text[lo:hi] if unicodedata.normalize("NFKC", ch) not in rule.strip
+            " " if fold(ch, fold_case=False) in rule.strip else ch for ch in text[lo:hi]
         )
         words = " ".join(words.split())
     return "".join(ch for ch in words if not is_invisible(ch)).strip()

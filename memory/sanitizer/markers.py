@@ -152,7 +152,7 @@ _TURN_MARKER_RE: Final = re.compile(
 # Role labels at the start of a line, after optional whitespace, Markdown markers or an
 # already quoted marker; a run of them at once ("User: Assistant: …"), so that no pass
 # uncovers a new line start for the next.
-_LABEL_HEAD: Final = r"(?:[ \t#>*+\-•·]|\d{1,4}[.)]|“[^“”\n]{0,40}”)*+"
+_LABEL_HEAD: Final = r"(?:[ \t#>+\-•·]|\*(?!\*)|\d{1,4}[.)]|“[^“”\n]{0,40}”)*+"
 _LABEL_UNIT: Final = (
     r"(?:\*\*|__)?[ \t]*(?:system(?:[ \t_-]{0,3}(?:prompt|message|override|note))?|assistant"
     r"|user|human|ai|系统|系統|助手|用户|用戶|ai助手)[ \t]*(?:\*\*|__)?[ \t]*:(?:\*\*|__)?"

@@ -14,17 +14,19 @@ import re
 import unicodedata
 from typing import Final
 
+from memory.textview import fold
+
 # Quotation marks are not brackets: “…” is what the marker rules leave behind.
 _QUOTATION_MARKS: Final = "‘’‚‛“”„‟〝〞〟"
 
 
 def _brackets(*categories: str) -> str:
-    """Every character of these Unicode categories as the view shows it (NFKC), but quotes.
+    """Every character of these Unicode categories as the view shows it, but quotes.
 
     All of them are in the Basic Multilingual Plane (a test checks that).
     """
     found = {
-        unicodedata.normalize("NFKC", chr(code))
+        fold(chr(code), fold_case=False)
         for code in range(0x10000)
         if unicodedata.category(chr(code)) in categories
     }
