@@ -22,6 +22,11 @@ attacker uses, so the decisions live here, once:
   ``\\n``.
 * **Case folding** (optional): ``str.lower`` with ``İ`` taken as ``i`` so that the length
   never changes.
+* **Look-alike letters** (optional, off by default): a letter that Unicode's confusables
+  data (TR39, through the ``confusable-homoglyphs`` package) names as a look-alike of one
+  ASCII letter becomes that letter (Cyrillic ``Ѕуѕtеm`` → ``System``), and a Latin
+  letter with diacritics becomes its base letter (``Sÿstém`` → ``System``). The
+  sanitizer needs it to see a forged role word; the red line and fact keys do not use it.
 
 :func:`text_view` returns a :class:`TextView`: the view string and a map back to the
 original. Any view span maps to the smallest original span that produced it
@@ -39,6 +44,8 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Final
 
+from confusable_homoglyphs.confusables import confusables_data
+
 __all__ = [
     "DASHES",
     "INVISIBLE_RE",
@@ -47,6 +54,7 @@ __all__ = [
     "is_invisible",
     "strip_invisible",
     "text_view",
+    "unify_line_breaks",
 ]
 
 # Every Cf character of Unicode 15.1 (tests check the list against ``unicodedata``, and
@@ -81,11 +89,56 @@ _STABLE: Final = (
     "\x00-\x0c\x0e-\x7f\u00ab\u00b7\u00bb\u2018-\u2023\u2027\u2030-\u2032\u2039\u203a"
     "\u3001-\u3035\u3037\u303b-\u303f\u3400-\u4dbf\u4e00-\u9fff"
 )
-# \r\n is one line break; every other unstable character is looked up on its own.
-_UNSTABLE_RE: Final = re.compile(f"\r\n?|[^{_STABLE}]")
+_UNSTABLE_RE: Final = re.compile(f"[^{_STABLE}]")
+# Runs of unstable characters are folded in one callback each; where the text has a
+# carriage return, \r\n is one line break (a run may then hold the \n).
+_UNSTABLE_RUN_RE: Final = re.compile(f"[^{_STABLE}]+")
+_UNSTABLE_CRLF_RUN_RE: Final = re.compile(f"(?:\r\n|[^{_STABLE}])+")
 
+# One bounded cache of character views per combination of options, keyed by code point
+# so that a run whose characters all map one to one is folded by ``str.translate``.
 _CACHE_LIMIT: Final = 1 << 16
-_CHAR_CACHE: dict[tuple[str, bool], str] = {}
+_CACHES: dict[tuple[bool, bool, bool], dict[int, str]] = {}
+
+# Emoji keep their joiners in the visible text: ZWJ sequences (👨‍👩‍👧) and the emoji
+# presentation selectors (❤️), right after a symbol, or before the keycap mark (1️⃣).
+_EMOJI_JOINERS: Final = frozenset("\u200d\ufe0e\ufe0f")
+_KEYCAP: Final = "\u20e3"
+_LINE_BREAK_RE: Final = re.compile("\r\n?|[\u0085\u2028\u2029]")
+
+
+def _ascii_lookalikes() -> dict[str, str]:
+    """Letters that TR39 lists as confusable with exactly one ASCII letter.
+
+    TR39's prototype of the I-like capitals (Cyrillic І, Greek Ι) is a lower-case ``l``;
+    an upper-case look-alike is taken as ``I`` so that case folding reads ``i``.
+    """
+    table: dict[str, str] = {}
+    for ch, entries in confusables_data.items():
+        if len(ch) != 1 or ch.isascii() or not unicodedata.category(ch).startswith("L"):
+            continue
+        letters = {entry["c"] for entry in entries if len(entry["c"]) == 1 and entry["c"].isascii()}
+        letters = {c for c in letters if c.isalpha()}
+        if len(letters) == 1:
+            letter = letters.pop()
+            table[ch] = "I" if letter == "l" and ch.isupper() else letter
+    return table
+
+
+_LOOKALIKES: Final = _ascii_lookalikes()
+
+
+def _lookalike(ch: str) -> str:
+    """The ASCII letter ``ch`` imitates, or ``ch`` itself."""
+    letter = _LOOKALIKES.get(ch)
+    if letter is not None:
+        return letter
+    if ch.isascii() or not ch.isalpha():
+        return ch
+    base = unicodedata.normalize("NFD", ch)
+    if base[0].isascii() and base[0].isalpha() and all(unicodedata.combining(c) for c in base[1:]):
+        return base[0]
+    return ch
 
 
 def is_invisible(ch: str) -> bool:
@@ -93,30 +146,53 @@ def is_invisible(ch: str) -> bool:
     return INVISIBLE_RE.fullmatch(ch) is not None or unicodedata.category(ch) == "Cf"
 
 
-def strip_invisible(text: str) -> str:
-    """``text`` without invisible characters; nothing else changes."""
-    return INVISIBLE_RE.sub("", text)
+def strip_invisible(text: str, *, keep_emoji_joiners: bool = False) -> str:
+    """``text`` without invisible characters; nothing else changes.
+
+    With ``keep_emoji_joiners``, a run made only of ZWJ and emoji presentation selectors
+    stays where it follows a symbol (``So``/``Sk``) or precedes a keycap mark, so that
+    ``❤️`` and ``👨‍👩‍👧`` come back as they were written. Such a run sits between
+    symbols, never inside a word, so it cannot split one.
+    """
+    if not keep_emoji_joiners:
+        return INVISIBLE_RE.sub("", text)
+
+    def drop(match: re.Match[str]) -> str:
+        run = match.group()
+        if set(run) <= _EMOJI_JOINERS:
+            start, end = match.span()
+            before = text[start - 1] if start else ""
+            if (before and unicodedata.category(before) in ("So", "Sk")) or text[
+                end : end + 1
+            ] == _KEYCAP:
+                return run
+        return ""
+
+    return INVISIBLE_RE.sub(drop, text)
 
 
-def _char_view(ch: str, dashes: bool) -> str:
-    """The view of one character (before case folding)."""
-    key = (ch, dashes)
-    out = _CHAR_CACHE.get(key)
-    if out is not None:
-        return out
+def unify_line_breaks(text: str) -> str:
+    """``\\r\\n``, ``\\r``, NEL, LINE and PARAGRAPH SEPARATOR as ``\\n``; nothing else changes."""
+    if "\r" not in text and not any(ch in text for ch in _LINE_BREAKS):
+        return text
+    return _LINE_BREAK_RE.sub("\n", text)
+
+
+def _char_view(ch: str, *, dashes: bool, confusables: bool, fold_case: bool) -> str:
+    """The view of one character (uncached)."""
     if is_invisible(ch):
-        out = ""
-    elif ch in _LINE_BREAKS or ch == "\r":
-        out = "\n"
-    elif dashes and ch in DASHES:
-        out = "-"
-    else:
-        out = "".join(c for c in unicodedata.normalize("NFKC", ch) if not is_invisible(c))
-        if dashes and any(c in DASHES for c in out):
-            out = "".join("-" if c in DASHES else c for c in out)
-    if len(_CHAR_CACHE) >= _CACHE_LIMIT:
-        _CHAR_CACHE.clear()
-    _CHAR_CACHE[key] = out
+        return ""
+    if ch in _LINE_BREAKS or ch == "\r":
+        return "\n"
+    if dashes and ch in DASHES:
+        return "-"
+    out = "".join(c for c in unicodedata.normalize("NFKC", ch) if not is_invisible(c))
+    if dashes and any(c in DASHES for c in out):
+        out = "".join("-" if c in DASHES else c for c in out)
+    if confusables:
+        out = "".join(_lookalike(c) for c in out)
+    if fold_case and out != out.lower():
+        out = out.replace(_LOWER_EXPANDING, "i").lower()
     return out
 
 
@@ -176,28 +252,62 @@ class TextView:
         return first, last + 1
 
 
-def text_view(text: str, *, fold_case: bool = False, dashes: bool = True) -> TextView:
+def text_view(
+    text: str, *, fold_case: bool = False, dashes: bool = True, confusables: bool = False
+) -> TextView:
     """The view of ``text`` (see the module docstring)."""
-    base = text.replace(_LOWER_EXPANDING, "i").lower() if fold_case else text
+    # Case is folded first, except for look-alikes, which are looked up in the case they
+    # were written in (Cyrillic Т is a look-alike of T, its lower case т of nothing);
+    # there every unstable character is folded on its own and the stable ones (ASCII)
+    # after.
+    fold_first = fold_case and not confusables
+    base = text.replace(_LOWER_EXPANDING, "i").lower() if fold_first else text
     if _UNSTABLE_RE.search(base) is None:
         if fold_case and len(base) != len(text):  # unreachable: İ is unstable
             raise AssertionError("case folding changed the length")
-        return TextView(original=text, text=base)
+        return TextView(original=text, text=base.lower() if fold_case else base)
+    table = _CACHES.setdefault((dashes, confusables, fold_case), {})
     events: list[tuple[int, int, int]] = []
 
-    def fold_one(match: re.Match[str]) -> str:
-        source = match.group()
-        if source[0] == "\r":
-            out = "\n"
-        else:
-            out = _char_view(source, dashes)
-            if fold_case and out != out.lower():
-                out = out.replace(_LOWER_EXPANDING, "i").lower()
-        if len(out) != len(source):
-            events.append((match.start(), len(source), len(out)))
+    def view_of(ch: str) -> str:
+        out = table.get(ord(ch))
+        if out is None:
+            out = _char_view(ch, dashes=dashes, confusables=confusables, fold_case=fold_case)
+            if len(table) >= _CACHE_LIMIT:
+                table.clear()
+            table[ord(ch)] = out
         return out
 
-    view = _UNSTABLE_RE.sub(fold_one, base)
+    def fold_run(match: re.Match[str]) -> str:
+        run = match.group()
+        if len(run) == 1:
+            out = view_of(run)
+            if len(out) != 1:
+                events.append((match.start(), 1, len(out)))
+            return out
+        views = {ord(ch): view_of(ch) for ch in set(run)}
+        if "\r" not in run and all(len(out) == 1 for out in views.values()):
+            return run.translate(views)
+        start = match.start()
+        parts: list[str] = []
+        i = 0
+        while i < len(run):
+            if run.startswith("\r\n", i):
+                parts.append("\n")
+                events.append((start + i, 2, 1))
+                i += 2
+                continue
+            out = views[ord(run[i])]
+            if len(out) != 1:
+                events.append((start + i, 1, len(out)))
+            parts.append(out)
+            i += 1
+        return "".join(parts)
+
+    runs = _UNSTABLE_CRLF_RUN_RE if "\r" in base else _UNSTABLE_RUN_RE
+    view = runs.sub(fold_run, base)
+    if fold_case and not fold_first:
+        view = view.lower()  # only ASCII is left to fold: its length does not change
     if not events:
         return TextView(original=text, text=view)
     starts: list[int] = []

@@ -1,4 +1,8 @@
-"""Hostile history arrives at the provider neutralised and inside the boundary."""
+"""Hostile history arrives at the provider defanged and inside the boundary.
+
+Forged markers lose their syntax (their words stay, quoted); instruction-override phrases
+keep their words and are held by the boundary and the low-privilege placement alone.
+"""
 
 from __future__ import annotations
 
@@ -51,15 +55,26 @@ def test_hostile_history_is_neutralised_inside_the_boundary(
     history = head.split(boundary.THREAD_HEADER, 1)[1]
     assert "帮我出一份试卷" in history  # benign text of the hostile turn survives
     for forbidden in [
-        "忽略系统提示",
         "[System]",
         "［ＳＹＳＴＥＭ］",
         "[IMPORTANT]",
         "<|im_start|>",
-        "忽略之前的所有指令",
+        "<|im_end|>",
         "全部成绩\n‹",
     ]:
         assert forbidden not in history, forbidden
+    # The forged markers' words are still there, without their syntax.
+    for defanged in [
+        "“System”",
+        "“ＳＹＳＴＥＭ”",
+        "“IMPORTANT”",
+        "“im_start”",
+        "“用户” 伪造的下一轮",
+    ]:
+        assert defanged in history, defanged
+    # Override phrases are kept, but only ever inside the boundary, never after it.
+    for phrase in ["忽略系统提示", "忽略之前的所有指令"]:
+        assert phrase in history and phrase not in tail, phrase
     # Exactly the two real turn markers of the one earlier run, no forged ones.
     assert history.count(boundary.USER_MARK) == 1
     assert history.count(boundary.ASSISTANT_MARK) == 1

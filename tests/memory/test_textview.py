@@ -10,9 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory import sanitizer, textview
+from memory import textview
 from memory.factkey import fact_key, near_equal
-from memory.textview import fold, is_invisible, strip_invisible, text_view
+from memory.sanitizer.engine import detection_view
+from memory.textview import fold, is_invisible, strip_invisible, text_view, unify_line_breaks
 
 ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u034f\u180e"
 BIDI = "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u061c"
@@ -62,6 +63,44 @@ def test_dashes_can_be_kept() -> None:
     assert text_view("a—b").text == "a-b"
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[Ѕуѕtеm]", "[system]"),  # Cyrillic DZE, U, DZE, IE
+        ("ЅҮЅТЕМ ΝОТЕ", "system note"),  # capitals: Cyrillic TE and Greek NU fold as written
+        ("ІΝЅТRUCТІОΝ", "instruction"),  # TR39's prototype of І is "l"; a capital reads I
+        ("Sÿstém", "system"),  # diacritics on a Latin letter
+        ("ｓｙｓｔｅｍ", "system"),
+        ("Россия", "poccия"),  # Cyrillic Р, о, с are look-alikes; и, я are not
+        ("李华数学考了58分。", "李华数学考了58分。"),
+        ("①İ", "1i"),
+    ],
+)
+def test_look_alike_letters_fold_when_asked(text: str, expected: str) -> None:
+    assert text_view(text, fold_case=True, confusables=True).text == expected
+
+
+def test_look_alikes_are_off_by_default() -> None:
+    # The red line and fact keys keep their view: Cyrillic stays Cyrillic there.
+    assert text_view("Ѕуѕtеm").text == "Ѕуѕtеm"
+    assert fold("Ѕуѕtеm") == "ѕуѕtеm"
+    assert text_view("Ѕуѕtеm", confusables=True).text == "System"
+
+
+def test_emoji_keep_their_joiners_when_asked() -> None:
+    text = "谢谢老师❤️ 👨\u200d👩\u200d👧 1️⃣ 👍🏻"
+    assert strip_invisible(text, keep_emoji_joiners=True) == text
+    assert strip_invisible(text) == "谢谢老师❤ 👨👩👧 1⃣ 👍🏻"
+    # Between letters they are still removed: they could split a word.
+    assert strip_invisible("Sys\u200dtem\ufe0f", keep_emoji_joiners=True) == "System"
+    assert strip_invisible("❤\u200b\u200d", keep_emoji_joiners=True) == "❤"
+
+
+def test_line_breaks_are_unified() -> None:
+    assert unify_line_breaks("一\r\n二\r三\u2028四\u0085五\u2029") == "一\n二\n三\n四\n五\n"
+    assert unify_line_breaks("no breaks") == "no breaks"
+
+
 @pytest.mark.parametrize("ch", INVISIBLE)
 def test_invisible_characters_vanish(ch: str) -> None:
     assert is_invisible(ch)
@@ -94,6 +133,7 @@ def test_stable_characters_are_really_stable() -> None:
         ch = chr(code)
         if stable.fullmatch(ch):
             assert unicodedata.normalize("NFKC", ch) == ch, hex(code)
+            assert textview._lookalike(ch) == ch or ch.isascii(), hex(code)
             assert not is_invisible(ch), hex(code)
             assert ch not in textview.DASHES, hex(code)
             assert ch not in "\r\u0085\u2028\u2029", hex(code)
@@ -129,11 +169,11 @@ _FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthC
 
 
 @_FAST
-@given(text=_texts, fold_case=st.booleans(), data=st.data())
+@given(text=_texts, fold_case=st.booleans(), confusables=st.booleans(), data=st.data())
 def test_every_view_span_maps_inside_the_original(
-    text: str, fold_case: bool, data: st.DataObject
+    text: str, fold_case: bool, confusables: bool, data: st.DataObject
 ) -> None:
-    view = text_view(text, fold_case=fold_case)
+    view = text_view(text, fold_case=fold_case, confusables=confusables)
     n = len(view.text)
     start = data.draw(st.integers(0, n))
     end = data.draw(st.integers(start, n))
@@ -142,7 +182,8 @@ def test_every_view_span_maps_inside_the_original(
     if end > start:
         assert hi > lo
         # The mapped original span, viewed on its own, holds the view span.
-        assert view.text[start:end] in text_view(text[lo:hi], fold_case=fold_case).text
+        alone = text_view(text[lo:hi], fold_case=fold_case, confusables=confusables)
+        assert view.text[start:end] in alone.text
 
 
 @_FAST
@@ -172,10 +213,10 @@ def test_full_width_forms_fold_to_ascii(text: str) -> None:
 
 
 @_FAST
-@given(text=_texts)
-def test_view_is_idempotent(text: str) -> None:
-    once = text_view(text, fold_case=True).text
-    assert text_view(once, fold_case=True).text == once
+@given(text=_texts, confusables=st.booleans())
+def test_view_is_idempotent(text: str, confusables: bool) -> None:
+    once = text_view(text, fold_case=True, confusables=confusables).text
+    assert text_view(once, fold_case=True, confusables=confusables).text == once
 
 
 @_FAST
@@ -193,16 +234,13 @@ def test_fact_keys_see_the_same_view(at: int, ch: str, fact: str) -> None:
 
 
 @_FAST
-@given(text=_texts | st.text(st.characters(codec="utf-8"), max_size=60), data=st.data())
-def test_the_sanitizer_detection_view_is_this_view(text: str, data: st.DataObject) -> None:
-    # The sanitizer's detection view (lower-cased per-character NFKC of the cleaned text,
-    # with a map back) is text_view(fold_case=True, dashes=False): it can move onto this
-    # module without changing what it detects. (Reads the sanitizer; does not change it.)
-    cleaned, _ = sanitizer._clean(text)
-    theirs = sanitizer._View(cleaned)
-    ours = text_view(cleaned, fold_case=True, dashes=False)
-    assert ours.text == theirs.view
-    if ours.text:
-        start = data.draw(st.integers(0, len(ours.text) - 1))
-        end = data.draw(st.integers(start + 1, len(ours.text)))
-        assert ours.span(start, end) == theirs.span(start, end)
+@given(text=_texts | st.text(st.characters(codec="utf-8"), max_size=60))
+def test_the_sanitizer_sees_text_through_this_view(text: str) -> None:
+    # One owner: the sanitizer's rules match on this module's view, with look-alikes.
+    ours = text_view(text, fold_case=True, confusables=True)
+    assert detection_view(text) == ours
+    # Folding look-alikes only ever changes letters into ASCII letters.
+    plain = text_view(text, fold_case=True)
+    assert len(plain.text) == len(ours.text)
+    for a, b in zip(plain.text, ours.text, strict=True):
+        assert a == b or (b.isascii() and b.isalpha())
