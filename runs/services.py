@@ -70,6 +70,9 @@ ERROR_TOOL_LIMIT = "tool_limit_exceeded"
 
 # Tokens kept free in the window for the framing of tool messages (role tags, ids).
 _TOOL_FRAMING_TOKENS = 64
+# A token is rarely longer than this many characters (memory.render makes the same
+# assumption): a result of N tokens takes at most N x this of the window's character cap.
+_CHARS_PER_TOKEN_BOUND = 8
 
 
 def error_message(code: str) -> str:
@@ -140,7 +143,6 @@ class Exchange:
     output_tokens: int = 0
     texts: list[str] = field(default_factory=list)
     records: list[ToolCallRecord] = field(default_factory=list)
-    calls: int = 0  # provider calls made
 
     @property
     def text(self) -> str:
@@ -417,7 +419,6 @@ def _provider_call(
     """
     choice: ToolChoice = "auto" if may_call else "none"
     messages = list(exchange.messages)
-    exchange.calls += 1
     completion: Completion | None = None
     if not stream:
         completion = client.complete(
@@ -449,9 +450,15 @@ def _provider_call(
 def _tool_budget(exchange: Exchange) -> int:
     """Tokens the next tool result may take: its cap, within what the window has left."""
     room_tokens = settings.WINDOW_MAX_TOKENS - exchange.tokens - _TOOL_FRAMING_TOKENS
-    # A token is at least one character in practice: the character cap bounds it too.
-    room_chars = settings.WINDOW_MAX_CHARS - exchange.chars - _TOOL_FRAMING_TOKENS
-    return max(0, min(settings.RUN_TOOL_RESULT_MAX_TOKENS, room_tokens, room_chars // 4))
+    room_chars = settings.WINDOW_MAX_CHARS - exchange.chars
+    return max(
+        0,
+        min(
+            settings.RUN_TOOL_RESULT_MAX_TOKENS,
+            room_tokens,
+            room_chars // _CHARS_PER_TOKEN_BOUND,
+        ),
+    )
 
 
 def _converse(

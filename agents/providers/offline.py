@@ -163,7 +163,7 @@ def kb_tool_call(messages: list[Message], tools: Sequence[ToolSpec]) -> ToolCall
 def kb_tool_quote(result: str, chars: int = 160) -> str:
     """The best result of a ``kb_search`` answer: its first lines inside the boundary
     (the tool renders hits best first)."""
-    body = _KB_BOUNDARY_RE.sub("", result).strip()
+    body = _KB_BOUNDARY_RE.sub("", result).strip().lstrip("-•* ")
     return _head(body, chars)
 
 

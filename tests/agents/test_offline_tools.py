@@ -75,7 +75,7 @@ def test_no_call_otherwise(
 def test_after_the_result_it_quotes_the_best_hit_and_does_not_call_again() -> None:
     call = ToolCall(id="offline_call_1", name="kb_search", arguments='{"query": "期末考试"}')
     result = (
-        f"{boundary.KB_HEADER}\n《期末考试说明》 › 考试范围\n第三章、第五章，闭卷 90 分钟。\n"
+        f"{boundary.KB_HEADER}\n- 《期末考试说明》 › 考试范围\n第三章、第五章，闭卷 90 分钟。\n"
         f"《校规》 › 考试纪律\n不得携带手机。\n{boundary.KB_FOOTER}"
     )
     messages = [
@@ -86,7 +86,7 @@ def test_after_the_result_it_quotes_the_best_hit_and_does_not_call_again() -> No
     reply = OfflineClient().complete(messages, tools=[KB])
     assert reply.tool_calls == ()
     assert "我检索了知识库（kb_search），最相关的资料是" in reply.text
-    assert "《期末考试说明》 › 考试范围 第三章、第五章" in reply.text
+    assert "> 《期末考试说明》 › 考试范围 第三章、第五章" in reply.text  # the list mark dropped
     assert boundary.KB_HEADER not in reply.text and boundary.KB_FOOTER not in reply.text
 
 

@@ -457,3 +457,18 @@ def test_the_offline_demo_does_not_search_unasked(teacher: Teacher) -> None:
     body = run(teacher, "出一份数据结构试卷", stream=False)
     assert body["tool_calls"] == []
     assert "kb_search" not in body["output"]
+
+
+# -- the engine around the loop ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_provider_the_client_refuses_fails_the_run_not_the_request(
+    db: None, stream: bool
+) -> None:
+    provider = make_provider(name="ftp", base_url="ftp://127.0.0.1/v1")
+    teacher = make_teacher(tenant_name="配置错误学校", username="ftp", provider=provider)
+    body = run(teacher, "你好", stream=stream)
+    assert body["status"] == "failed"
+    assert body["error_code"] == "internal_error"
+    assert not Run.objects.filter(status=Run.Status.RUNNING).exists()
