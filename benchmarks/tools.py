@@ -57,34 +57,14 @@ def main() -> None:
     from agents.providers.base import Message, ToolCall
     from agents.providers.openai_compat import OpenAICompatClient
     from agents.tokens import count_tokens
-    from memory import boundary
     from memory.scope import Scope
     from runs import tools
     from runs.services import TextDelta, run_execute, run_start, run_stream
-    from runs.tools import Tool, ToolContext, ToolResult, tool_call_run
+    from runs.tools import ToolContext, tool_call_run
     from tests.fakellm import FakeLLMServer, FakeToolCall, ToolCallsReply
+    from tests.glossary import GLOSSARY_TOOL
 
-    glossary = {
-        f"词条{i}": (i, f"词条{i}的解释：" + "数据结构的基本概念。" * 5) for i in range(100)
-    }
-
-    def lookup(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
-        chunk_id, body = glossary.get(arguments["word"], (0, "没有这个词条。"))
-        text = f"{boundary.KB_HEADER}\n{body}\n{boundary.KB_FOOTER}"
-        return ToolResult(text=text, tokens=count_tokens(text), ids=(chunk_id,))
-
-    tool = Tool(
-        name="glossary",
-        description="查术语词典",
-        parameters={
-            "type": "object",
-            "properties": {"word": {"type": "string", "maxLength": 50}},
-            "required": ["word"],
-            "additionalProperties": False,
-        },
-        call=lookup,
-    )
-    tools.registry.register(tool)
+    tools.registry.register(GLOSSARY_TOOL)
     backend = connection.vendor
     print(f"\n== tool loop on {backend} ==")
 

@@ -1,14 +1,14 @@
 """The run engine's tool loop against the loopback fake OpenAI-compatible server.
 
-A real tool is registered for these tests (``glossary``: a dictionary lookup, the shape
-of ``kb_search`` without the knowledge base behind it), next to ``kb_search``. The fake
+A real tool is registered for these tests (``glossary``, tests/glossary.py: a dictionary
+lookup, the shape of ``kb_search`` without the knowledge base behind it), next to
+``kb_search``. The fake
 model is scripted: it calls tools through the real protocol, sync and streamed, and the
 run engine executes them, sends the results back and records them on the run.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,56 +17,17 @@ from django.test import override_settings
 
 from agents.models import Run
 from agents.tokens import count_tokens
-from memory import boundary
 from memory.scope import Scope
 from memory.services.jobs import after_run_process
 from runs import tools
 from runs.services import ToolUsed, run_prepare, run_start, run_stream
-from runs.tools import Tool, ToolContext, ToolRejected, ToolResult
+from runs.tools import Tool
 from tests.factories import Teacher, make_provider, make_teacher
 from tests.fakellm import FakeLLMServer, FakeToolCall, ToolCallsReply
+from tests.glossary import GLOSSARY_TOOL, glossary_result, seen_scopes
+from tests.runs.test_api_runs import parse_sse
 
 pytestmark = pytest.mark.django_db
-
-GLOSSARY = {
-    "二叉树": (101, "二叉树：每个结点最多有两个子结点的树。"),
-    "栈": (102, "栈：后进先出（LIFO）的线性表。"),
-}
-seen_scopes: list[Scope] = []
-
-
-def _glossary(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
-    seen_scopes.append(context.scope)
-    word = arguments["word"].strip()
-    if not word:
-        raise ToolRejected("词条不能为空。")
-    if word == "崩溃":
-        raise RuntimeError("the glossary's backend is down")
-    if word == "超长":
-        text = "很长的资料。" * 2000  # ignores its budget
-        return ToolResult(text=text, tokens=count_tokens(text))
-    if word == "预算":
-        text = f"budget={context.budget}"
-        return ToolResult(text=text, tokens=count_tokens(text))
-    if word not in GLOSSARY:
-        text = f"词典里没有「{word}」。"
-        return ToolResult(text=text, tokens=count_tokens(text))
-    chunk_id, body = GLOSSARY[word]
-    text = f"{boundary.KB_HEADER}\n{body}\n{boundary.KB_FOOTER}"
-    return ToolResult(text=text, tokens=count_tokens(text), ids=(chunk_id,))
-
-
-GLOSSARY_TOOL = Tool(
-    name="glossary",
-    description="查数据结构术语词典",
-    parameters={
-        "type": "object",
-        "properties": {"word": {"type": "string", "maxLength": 20}},
-        "required": ["word"],
-        "additionalProperties": False,
-    },
-    call=_glossary,
-)
 
 
 @pytest.fixture(autouse=True)
@@ -85,14 +46,6 @@ def cloud(fake_llm: FakeLLMServer, db: None) -> Teacher:
 
 def lookup(word: object, call_id: str = "c1") -> ToolCallsReply:
     return ToolCallsReply([FakeToolCall("glossary", {"word": word}, id=call_id)])
-
-
-def parse_sse(raw: str) -> list[tuple[str, dict[str, Any]]]:
-    events = []
-    for block in raw.strip().split("\n\n"):
-        lines = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
-        events.append((lines["event"], json.loads(lines["data"])))
-    return events
 
 
 def run(teacher: Teacher, text: str, *, stream: bool) -> dict[str, Any]:
@@ -134,7 +87,7 @@ def test_a_tool_round_trip_answers_with_the_result_and_records_the_call(
     assert [t["function"]["name"] for t in first["tools"]] == ["kb_search", "glossary"]
     assert first["tool_choice"] == second["tool_choice"] == "auto"
     assert "glossary" in first["messages"][0]["content"]  # the system prompt's tool note
-    result = f"{boundary.KB_HEADER}\n{GLOSSARY['二叉树'][1]}\n{boundary.KB_FOOTER}"
+    result = glossary_result("二叉树")
     assert second["messages"][-2:] == [
         {
             "role": "assistant",
