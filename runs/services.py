@@ -386,7 +386,8 @@ def run_finish(
 
 def _context_record_tools(*, run: Run, exchange: Exchange, prepared: PreparedRun) -> None:
     """Add the tool exchange to what the run was given (one UPDATE, only when a tool
-    was called): the messages after the first call's, and the calls in the manifest."""
+    was called): the messages of its last call (the first call's, then every call and
+    result), and the calls in the manifest."""
     manifest = dict(prepared.manifest)
     manifest["tools"] = {**manifest.get("tools", {}), "calls": records_json(exchange.records)}
     RunContext.objects.filter(run_id=run.pk).update(
