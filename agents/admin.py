@@ -32,6 +32,7 @@ class ProviderAdmin(admin.ModelAdmin):
         "model",
         "locality",
         "is_memory_fallback",
+        "supports_tools",
         "price_input_per_mtok",
         "price_output_per_mtok",
         "timeout_seconds",

@@ -89,6 +89,14 @@ class Provider(models.Model):
     timeout_seconds = models.FloatField(
         _("超时（秒）"), default=60.0, validators=[MinValueValidator(0.1)]
     )
+    supports_tools = models.BooleanField(
+        _("支持工具调用"),
+        default=True,
+        help_text=_(
+            "模型支持 OpenAI 兼容的 tools / tool_calls 时开启：对话中可调用知识库检索工具。"
+            "模型不支持时请关闭，否则调用会被接口拒绝。"
+        ),
+    )
     is_memory_fallback = models.BooleanField(
         _("记忆任务的本地备用模型"),
         default=False,
@@ -221,6 +229,9 @@ class Run(models.Model):
     output_tokens = models.PositiveIntegerField(default=0)
     cost = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal("0"))
     provider_name = models.CharField(_("使用的模型"), max_length=100, blank=True)
+    # The function tools the run called, in order (runs.tools.ToolCallRecord.as_json):
+    # name, arguments, status, result chunk ids and tokens. Written when the run settles.
+    tool_calls = models.JSONField(_("工具调用"), default=list, blank=True)
     created_at = models.DateTimeField(_("创建时间"), default=timezone.now)
     started_at = models.DateTimeField(_("开始时间"), null=True, blank=True)
     finished_at = models.DateTimeField(_("结束时间"), null=True, blank=True)

@@ -207,6 +207,14 @@ THREAD_TITLE_CHARS = 40
 # Delay between offline stream chunks, so that a demo visibly streams; 0 in tests.
 OFFLINE_STREAM_DELAY = env_float("OFFLINE_STREAM_DELAY", 0.02, minimum=0.0)
 
+# --- Function tools in chat runs (kb_search; runs/tools/) --------------------------------
+# Tool calls one run may make (design: at most 3); after them the model must answer
+# without tools. 0 offers no tools at all. Memory jobs never get tools.
+RUN_TOOL_CALLS_MAX = env_int("RUN_TOOL_CALLS_MAX", 3, minimum=0, maximum=3)
+# Tokens of one tool result the model reads (a kb_search result: its best chunks, inside
+# the knowledge base's boundary). Every result also stays inside the L0 window.
+RUN_TOOL_RESULT_MAX_TOKENS = env_int("RUN_TOOL_RESULT_MAX_TOKENS", 1500, minimum=100)
+
 # --- Background memory ----------------------------------------------------------------------
 MEMORY_SUMMARY_MAX_TOKENS = env_int("MEMORY_SUMMARY_MAX_TOKENS", 600, minimum=50)
 MEMORY_JOB_MAX_ATTEMPTS = env_int("MEMORY_JOB_MAX_ATTEMPTS", 5, minimum=1)

@@ -27,18 +27,34 @@ Modes:
 ``stream_no_done``      SSE cut off mid-stream (no terminating chunk, no ``[DONE]``)
                         after a role chunk and ``no_done_content_chunks`` content chunks.
 ``stream_error_object`` SSE with one content chunk, then ``data: {"error": ...}``.
+``malformed_tool_calls`` 200 whose ``tool_calls`` break the protocol: not a list in a
+                        whole answer; a fragment with a text ``index`` and a numeric
+                        name in a stream.
 
 With ``echo_auth_in_error`` every error body (HTTP errors and the stream error object)
 repeats the received key and ``Authorization`` header, as a careless server might.
+
+Tool calls: a reply may be a :class:`ToolCallsReply` (calls, optional text before them),
+answered as ``message.tool_calls`` with ``finish_reason: "tool_calls"``, or streamed as
+OpenAI does: the text first, then per call a fragment with ``index``, ``id`` and name,
+then its arguments in ``chunk_size``-character fragments (``tool_call_style``:
+``fragments``; ``interleave`` alternates the fragments of parallel calls; ``whole`` sends
+each call in one fragment; ``no_index`` also leaves ``index`` out, as some servers do).
+``script`` is a list of replies answered in order, one per chat request (then ``reply``
+again), so a test scripts a tool round trip: ``script=[ToolCallsReply(...), "answer"]``.
+A reply may also be a callable of the request body (it sees the ``tools`` offered and the
+``tool`` messages sent back). ``latency`` (seconds, or a (low, high) range drawn from a
+seeded generator) delays every chat answer, for benchmarks at a real model's pace.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, get_args
@@ -59,10 +75,37 @@ Mode = Literal[
     "malformed_stream",
     "stream_no_done",
     "stream_error_object",
+    "malformed_tool_calls",
 ]
 MODES: tuple[str, ...] = get_args(Mode)
+ToolCallStyle = Literal["fragments", "interleave", "whole", "no_index"]
 
-Reply = str | Callable[[dict[str, Any]], str]
+
+@dataclass(frozen=True)
+class FakeToolCall:
+    """A call the fake model makes. ``arguments`` as text is sent as it is (so a test
+    can send broken JSON); an object is JSON-encoded. ``id`` None: ``call_<n>``."""
+
+    name: str
+    arguments: str | dict[str, Any] = field(default_factory=dict)
+    id: str | None = None
+
+    def arguments_text(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class ToolCallsReply:
+    """An answer that calls tools (``content``: text the model says before the calls)."""
+
+    calls: Sequence[FakeToolCall]
+    content: str = ""
+
+
+Answer = str | ToolCallsReply
+Reply = Answer | Callable[[dict[str, Any]], Answer]
 
 DEFAULT_REPLY = "Hello from the fake LLM. 你好，同学！"
 FAKE_MODEL_ID = "fake-model"
@@ -71,8 +114,10 @@ __all__ = [
     "DEFAULT_REPLY",
     "MODES",
     "FakeLLMServer",
+    "FakeToolCall",
     "Mode",
     "RecordedRequest",
+    "ToolCallsReply",
     "completion_tokens_for",
     "prompt_tokens_for",
     "unused_port",
@@ -120,9 +165,18 @@ def prompt_tokens_for(body: dict[str, Any]) -> int:
     return total
 
 
-def completion_tokens_for(reply: str) -> int:
-    """The fake's ``completion_tokens`` for ``reply``: its token count."""
+def completion_tokens_for(reply: Answer) -> int:
+    """The fake's ``completion_tokens`` for ``reply``: the tokens of its text (and of its
+    calls' names and arguments)."""
+    if isinstance(reply, ToolCallsReply):
+        return count_tokens(reply.content) + sum(
+            count_tokens(c.name) + count_tokens(c.arguments_text()) for c in reply.calls
+        )
     return count_tokens(reply)
+
+
+def _call_ids(reply: ToolCallsReply) -> list[str]:
+    return [call.id if call.id is not None else f"call_{i}" for i, call in enumerate(reply.calls)]
 
 
 class _Server(ThreadingHTTPServer):
@@ -182,6 +236,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = request.body or {}
         mode = fake.mode
         stream = body.get("stream") is True
+        if fake._sleep(fake._latency()):
+            return  # server stopping
         if mode == "timeout":
             if fake._sleep(fake.timeout_delay):
                 return  # server stopping
@@ -194,24 +250,38 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_raw(200, "application/json", b'{"id": "chatcmpl-fake", "choices": [{"mes')
         elif mode == "missing_choices":
             self._send_json(200, {"id": "chatcmpl-fake", "object": "chat.completion"})
+        elif mode == "malformed_tool_calls" and not stream:
+            broken = {"role": "assistant", "content": None, "tool_calls": {"not": "a list"}}
+            choice = {"index": 0, "message": broken, "finish_reason": "tool_calls"}
+            self._send_json(200, {"id": "chatcmpl-fake", "choices": [choice]})
         elif stream:
             self._send_stream(fake, request, mode)
         elif mode == "malformed_stream":
             self._send_raw(200, "application/json", b"data: {not json\n\n")
         else:
             reply = fake._reply_for(body)
+            message: dict[str, Any] = {"role": "assistant", "content": reply}
+            finish = "stop"
+            if isinstance(reply, ToolCallsReply):
+                finish = "tool_calls"
+                message = {
+                    "role": "assistant",
+                    "content": reply.content or None,
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": call.arguments_text()},
+                        }
+                        for call_id, call in zip(_call_ids(reply), reply.calls, strict=True)
+                    ],
+                }
             payload: dict[str, Any] = {
                 "id": "chatcmpl-fake",
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": body.get("model", FAKE_MODEL_ID),
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": reply},
-                        "finish_reason": "stop",
-                    }
-                ],
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             }
             if mode != "no_usage":
                 payload["usage"] = fake._usage(body, reply)
@@ -252,12 +322,22 @@ class _Handler(BaseHTTPRequestHandler):
             }
 
         size = max(1, fake.chunk_size)
-        pieces = [reply[i : i + size] for i in range(0, len(reply), size)]
+        text = reply.content if isinstance(reply, ToolCallsReply) else reply
+        pieces = [text[i : i + size] for i in range(0, len(text), size)]
         nl = "\r\n" if fake.crlf else "\n"
 
         def data(obj: object) -> str:
             return f"data: {json.dumps(obj, ensure_ascii=False)}{nl}{nl}"
 
+        # The answer's body: content pieces, then the tool-call fragments.
+        body_chunks = [chunk({"content": p}) for p in pieces]
+        finish = "stop"
+        if isinstance(reply, ToolCallsReply):
+            finish = "tool_calls"
+            body_chunks += [
+                chunk({"tool_calls": [fragment]})
+                for fragment in self._tool_fragments(reply, size, fake.tool_call_style)
+            ]
         events = [f": keep-alive{nl}{nl}", data(chunk({"role": "assistant", "content": ""}))]
         terminate = True
         if mode == "malformed_stream":
@@ -268,8 +348,14 @@ class _Handler(BaseHTTPRequestHandler):
                 f"data: [DONE]{nl}{nl}",
             ]
         elif mode == "stream_no_done":
-            events += [data(chunk({"content": p})) for p in pieces[: fake.no_done_content_chunks]]
+            events += [data(c) for c in body_chunks[: fake.no_done_content_chunks]]
             terminate = False
+        elif mode == "malformed_tool_calls":
+            events += [
+                data(chunk({"tool_calls": [{"index": "first", "function": {"name": 7}}]})),
+                data(chunk({}, "tool_calls")),
+                f"data: [DONE]{nl}{nl}",
+            ]
         elif mode == "stream_error_object":
             message = self._error_message(fake, request, "The model is overloaded")
             events += [
@@ -278,9 +364,9 @@ class _Handler(BaseHTTPRequestHandler):
                 f"data: [DONE]{nl}{nl}",
             ]
         else:
-            events += [data(chunk({"content": p})) for p in pieces]
+            events += [data(c) for c in body_chunks]
             events.append(data(chunk({"content": None})))  # content may be null
-            events.append(data(chunk({}, "stop")))  # ... or absent
+            events.append(data(chunk({}, finish)))  # ... or absent
             options = body.get("stream_options")
             include_usage = isinstance(options, dict) and options.get("include_usage") is True
             if mode != "no_usage" and include_usage:
@@ -314,6 +400,45 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             # Cut the connection without the terminating chunk.
             self.connection.shutdown(socket.SHUT_RDWR)
+
+    @staticmethod
+    def _tool_fragments(
+        reply: ToolCallsReply, size: int, style: ToolCallStyle
+    ) -> list[dict[str, Any]]:
+        """The ``delta.tool_calls`` items of a streamed tool-call answer."""
+        calls = list(zip(_call_ids(reply), reply.calls, strict=True))
+        if style in ("whole", "no_index"):
+            fragments = []
+            for index, (call_id, call) in enumerate(calls):
+                item: dict[str, Any] = {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments_text()},
+                }
+                if style == "whole":
+                    item["index"] = index
+                fragments.append(item)
+            return fragments
+        per_call: list[list[dict[str, Any]]] = []
+        for index, (call_id, call) in enumerate(calls):
+            head = {
+                "index": index,
+                "id": call_id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": ""},
+            }
+            arguments = call.arguments_text()
+            tail = [
+                {"index": index, "function": {"arguments": arguments[i : i + size]}}
+                for i in range(0, len(arguments), size)
+            ]
+            per_call.append([head, *tail])
+        if style == "fragments":
+            return [fragment for fragments in per_call for fragment in fragments]
+        interleaved = []  # "interleave": round-robin over the calls' fragments
+        for position in range(max((len(f) for f in per_call), default=0)):
+            interleaved += [f[position] for f in per_call if position < len(f)]
+        return interleaved
 
     # -- low level --------------------------------------------------------------------
 
@@ -352,6 +477,10 @@ class FakeLLMServer:
         fragment_size: int | None = None,
         crlf: bool = False,
         usage: tuple[int, int] | None = None,
+        script: Sequence[Reply] = (),
+        tool_call_style: ToolCallStyle = "fragments",
+        latency: float | tuple[float, float] = 0.0,
+        seed: int = 0,
     ) -> None:
         self._defaults: dict[str, Any] = {
             "reply": reply,
@@ -364,6 +493,9 @@ class FakeLLMServer:
             "fragment_size": fragment_size,
             "crlf": crlf,
             "usage": usage,
+            "script": list(script),
+            "tool_call_style": tool_call_style,
+            "latency": latency,
         }
         # Behaviour, read by the handler threads at request time.
         self.reply: Reply = reply
@@ -376,6 +508,10 @@ class FakeLLMServer:
         self.fragment_size = fragment_size  # re-split the SSE bytes into N-byte writes
         self.crlf = crlf  # CRLF line endings in the SSE stream
         self.usage = usage  # fixed (prompt_tokens, completion_tokens) instead of computed
+        self.script: list[Reply] = list(script)  # replies answered in order, then `reply`
+        self.tool_call_style: ToolCallStyle = tool_call_style
+        self.latency = latency  # seconds before every chat answer, or a (low, high) range
+        self._random = random.Random(seed)
 
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
@@ -449,7 +585,7 @@ class FakeLLMServer:
     def reset(self) -> None:
         """Forget recorded requests and restore the constructor's behaviour."""
         for name, value in self._defaults.items():
-            setattr(self, name, value)
+            setattr(self, name, list(value) if isinstance(value, list) else value)
         with self._lock:
             self._requests.clear()
             self._errors = 0
@@ -470,12 +606,17 @@ class FakeLLMServer:
             return self._requests[-1]
 
     @property
+    def chat_requests(self) -> list[RecordedRequest]:
+        """The chat-completion requests received so far, oldest first."""
+        return [r for r in self.requests if r.method == "POST" and r.body is not None]
+
+    @property
     def handler_errors(self) -> int:
         """How many handler calls ended in an exception (mostly clients hanging up)."""
         with self._lock:
             return self._errors
 
-    def usage_for(self, body: dict[str, Any], reply: str) -> dict[str, int]:
+    def usage_for(self, body: dict[str, Any], reply: Answer) -> dict[str, int]:
         """The ``usage`` object the fake sends for this request body and reply."""
         return self._usage(body, reply)
 
@@ -489,11 +630,19 @@ class FakeLLMServer:
         with self._lock:
             self._errors += 1
 
-    def _reply_for(self, body: dict[str, Any]) -> str:
-        reply = self.reply
+    def _reply_for(self, body: dict[str, Any]) -> Answer:
+        with self._lock:
+            reply = self.script.pop(0) if self.script else self.reply
         return reply(body) if callable(reply) else reply
 
-    def _usage(self, body: dict[str, Any], reply: str) -> dict[str, int]:
+    def _latency(self) -> float:
+        latency = self.latency
+        if isinstance(latency, tuple):
+            with self._lock:
+                return self._random.uniform(*latency)
+        return latency
+
+    def _usage(self, body: dict[str, Any], reply: Answer) -> dict[str, int]:
         if self.usage is not None:
             prompt, completion = self.usage
         else:

@@ -4,24 +4,57 @@
 ends with exactly one :class:`Completion` holding the whole text and the usage. Failures
 raise :class:`ProviderError` with a stable ``code``; its message is for operators' logs
 and never contains a key. What a user sees is derived from the code only.
+
+Function tools (the OpenAI ``tools`` / ``tool_calls`` protocol): a caller may offer
+:class:`ToolSpec` s; the model may then answer with :class:`ToolCall` s instead of (or
+besides) text (``Completion.tool_calls``, ``finish_reason == "tool_calls"``). The caller
+runs them and sends the results back as ``tool`` messages. Providers only speak the
+protocol: which tools exist, how often they may be called and what they do belongs to the
+run engine (``runs``). A call's ``arguments`` are the model's raw JSON text, unparsed —
+a model's malformed arguments are for the caller to answer, not a provider failure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
-Role = Literal["system", "user", "assistant"]
+Role = Literal["system", "user", "assistant", "tool"]
 # What a call is for. Real providers ignore it; the offline provider uses it to pick its
 # deterministic behaviour (a chat reply, an extractive summary, rule-based facts).
 Purpose = Literal["chat", "compress", "extract"]
+# "auto": the model may call an offered tool; "none": it must answer in text.
+ToolChoice = Literal["auto", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One function call the model asked for. ``arguments`` is its raw JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A function tool offered to the model: ``parameters`` is a JSON Schema object."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
 class Message:
+    """A chat message. An ``assistant`` message may carry the ``tool_calls`` it made; a
+    ``tool`` message answers one of them (``tool_call_id``) with ``content``."""
+
     role: Role
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +62,10 @@ class Completion:
     text: str
     input_tokens: int
     output_tokens: int
+    # Calls the model asked for (only when tools were offered); empty for a plain answer.
+    tool_calls: tuple[ToolCall, ...] = field(default=())
+    # The endpoint's finish_reason ("stop", "length", "tool_calls"...); "" if not given.
+    finish_reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,12 +111,31 @@ class ProviderError(Exception):
 
 
 class LLMClient(Protocol):
-    """What the run engine and the memory jobs call."""
+    """What the run engine and the memory jobs call.
+
+    ``supports_tools``: whether ``tools`` may be offered to this client (a configured
+    endpoint whose model does not speak the protocol answers them with an HTTP 400).
+    ``tool_choice="none"`` keeps the tools declared (the history may reference them) but
+    asks the model to answer in text.
+    """
 
     name: str
+    supports_tools: bool
 
-    def complete(self, messages: list[Message], *, purpose: Purpose = "chat") -> Completion: ...
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        purpose: Purpose = "chat",
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: ToolChoice = "auto",
+    ) -> Completion: ...
 
     def stream(
-        self, messages: list[Message], *, purpose: Purpose = "chat"
+        self,
+        messages: list[Message],
+        *,
+        purpose: Purpose = "chat",
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: ToolChoice = "auto",
     ) -> Iterator[StreamEvent]: ...

@@ -6,6 +6,11 @@ reply quotes the injected memory sections it received, so a teacher sees memory 
 For memory jobs it summarises extractively (keeping one ``#run`` marker per folded run,
 so tests can check that every run is folded exactly once, in order) and proposes facts
 by rule. It is labelled as a demo wherever it shows.
+
+It also shows the knowledge-base tool chain without a real model: offered a
+``kb_search`` tool, it calls it when the teacher's request mentions 知识库 (the query is
+the request without the words that only point at the knowledge base), and once the
+tool's result is back it quotes the best result in its reply.
 """
 
 from __future__ import annotations
@@ -13,9 +18,18 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from agents.providers.base import Completion, Delta, Message, Purpose, StreamEvent
+from agents.providers.base import (
+    Completion,
+    Delta,
+    Message,
+    Purpose,
+    StreamEvent,
+    ToolCall,
+    ToolChoice,
+    ToolSpec,
+)
 from agents.tokens import count_tokens, truncate_tokens
 
 DEMO_BANNER = "【离线演示模型】"
@@ -28,6 +42,17 @@ _SECTION_RE = re.compile(
 _REQUEST_RE = re.compile(r"^\[用户问题\]\s*$", re.M)
 _END_RE = re.compile(r"^\[(核心记忆|本会话前情|相关历史|知识库检索结果)结束[^\]\n]*\]\s*$", re.M)
 _TURN_RE = re.compile(r"^‹(用户|助手)› ?(.*)$", re.M)
+
+# The knowledge-base tool: its name, what triggers it, the words removed from the query,
+# and the boundary lines of its result (matched loosely, like the sections above).
+KB_TOOL = "kb_search"
+_KB_MENTION_RE = re.compile(r"知识库")
+_KB_POINTER_RE = re.compile(
+    r"(?:请|帮我|麻烦)?(?:在|从|去|到|根据|按照|按|查|查查|查一下|搜|搜索|检索|看看)?"
+    r"(?:一下)?(?:我的|我们的|学校的|本)?知识库(?:里面|里|中|内|上)?(?:的)?"
+    r"(?:资料|内容|文档|材料)?(?:里|中)?(?:查|找|搜|看)?(?:一下|一找|看)?[，,：:、\s]*"
+)
+_KB_BOUNDARY_RE = re.compile(r"^\[知识库检索结果[^\]\n]*\]\s*$", re.M)
 
 # Memory-job prompt markers (memory/prompts.py writes them).
 RUN_MARKER_RE = re.compile(r"^【第\d+轮 #(\d+)】$", re.M)
@@ -48,23 +73,54 @@ def _head(text: str, chars: int) -> str:
 class OfflineClient:
     """Implements ``LLMClient`` without any I/O."""
 
-    def __init__(self, *, name: str = "offline", stream_delay: float = 0.0) -> None:
+    def __init__(
+        self, *, name: str = "offline", stream_delay: float = 0.0, supports_tools: bool = True
+    ) -> None:
         self.name = name
         self.stream_delay = stream_delay
+        self.supports_tools = supports_tools
 
     # -- interface ------------------------------------------------------------------
-    def complete(self, messages: list[Message], *, purpose: Purpose = "chat") -> Completion:
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        purpose: Purpose = "chat",
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: ToolChoice = "auto",
+    ) -> Completion:
+        input_tokens = sum(
+            count_tokens(m.content) + sum(count_tokens(c.arguments) for c in m.tool_calls)
+            for m in messages
+        )
+        call = None
+        if purpose == "chat" and tool_choice == "auto":
+            call = kb_tool_call(messages, tools)
+        if call is not None:
+            return Completion(
+                text="",
+                input_tokens=input_tokens,
+                output_tokens=count_tokens(call.arguments),
+                tool_calls=(call,),
+                finish_reason="tool_calls",
+            )
         text = self._respond(messages, purpose)
         return Completion(
             text=text,
-            input_tokens=sum(count_tokens(m.content) for m in messages),
+            input_tokens=input_tokens,
             output_tokens=count_tokens(text),
+            finish_reason="stop",
         )
 
     def stream(
-        self, messages: list[Message], *, purpose: Purpose = "chat"
+        self,
+        messages: list[Message],
+        *,
+        purpose: Purpose = "chat",
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: ToolChoice = "auto",
     ) -> Iterator[StreamEvent]:
-        completion = self.complete(messages, purpose=purpose)
+        completion = self.complete(messages, purpose=purpose, tools=tools, tool_choice=tool_choice)
         text = completion.text
         step = 12
         for start in range(0, len(text), step):
@@ -80,7 +136,35 @@ class OfflineClient:
             return summarise(user)
         if purpose == "extract":
             return propose_facts(user)
-        return chat_reply(user)
+        return chat_reply(user, tool_results=_tool_results(messages))
+
+
+def _tool_results(messages: list[Message]) -> list[str]:
+    """The ``tool`` messages answering calls made after the teacher's last message."""
+    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    return [m.content for m in messages[last_user + 1 :] if m.role == "tool"]
+
+
+def kb_tool_call(messages: list[Message], tools: Sequence[ToolSpec]) -> ToolCall | None:
+    """The demo's ``kb_search`` call: when the tool is offered, the teacher's request
+    mentions 知识库 and no tool has answered since that request."""
+    if not any(tool.name == KB_TOOL for tool in tools) or _tool_results(messages):
+        return None
+    user = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    _, request = _split_sections(user)
+    if not _KB_MENTION_RE.search(request):
+        return None
+    query = " ".join(_KB_POINTER_RE.sub(" ", request).split()).strip("？?。！!，, ")
+    arguments = json.dumps({"query": query or request.strip()}, ensure_ascii=False)
+    calls = sum(len(m.tool_calls) for m in messages)
+    return ToolCall(id=f"offline_call_{calls + 1}", name=KB_TOOL, arguments=arguments)
+
+
+def kb_tool_quote(result: str, chars: int = 160) -> str:
+    """The best result of a ``kb_search`` answer: its first lines inside the boundary
+    (the tool renders hits best first)."""
+    body = _KB_BOUNDARY_RE.sub("", result).strip().lstrip("-•* ")
+    return _head(body, chars)
 
 
 def _split_sections(user_message: str) -> tuple[dict[str, str], str]:
@@ -139,7 +223,7 @@ def _topic(request: str) -> str:
     return _VERB_PREFIX.sub("", match.group(1)).rstrip("的")
 
 
-def chat_reply(user_message: str) -> str:
+def chat_reply(user_message: str, *, tool_results: Sequence[str] = ()) -> str:
     sections, request = _split_sections(user_message)
     lines = [f"{DEMO_BANNER}（无需联网的确定性演示回复，不代表真实模型的能力）"]
 
@@ -171,6 +255,12 @@ def chat_reply(user_message: str) -> str:
     else:
         lines.append("（这次没有注入任何记忆。）")
     lines.append(f"你本轮的请求：「{_head(request, 120)}」")
+    for result in tool_results:
+        if _KB_BOUNDARY_RE.search(result):
+            quote = kb_tool_quote(result)
+            lines.append(f"我检索了知识库（kb_search），最相关的资料是：\n\n> {quote}")
+        else:
+            lines.append(f"我检索了知识库（kb_search），结果：{_head(result, 120)}")
     lines.append(_demo_body(request, sections))
     # Blank lines between the parts: the reply is Markdown, and a line right after a
     # list item would otherwise continue that item.

@@ -8,6 +8,14 @@ no proxy support, the ``timeout`` applies to the connect and to every blocking r
 Every failure becomes a :class:`ProviderError` with a stable code. Error details are
 meant for operators' logs: they may carry the HTTP status and a short body excerpt but
 never the API key or the ``Authorization`` header (both are redacted defensively).
+
+Function tools: offered ``tools`` are sent as OpenAI ``tools`` (``type: function``);
+``message.tool_calls`` of an answer, or the ``delta.tool_calls`` fragments of a stream
+(assembled by ``index``: the first fragment of a call carries its id and name, the
+following ones pieces of its arguments), become ``Completion.tool_calls``. A structurally
+broken ``tool_calls`` (not a list, a call without a ``function`` object, a name or
+arguments that are not text) is a ``provider_bad_response``; arguments that are not valid
+JSON are passed on as they are, for the caller to answer.
 """
 
 from __future__ import annotations
@@ -16,7 +24,8 @@ import http.client
 import json
 import re
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from agents.providers.base import (
@@ -31,6 +40,9 @@ from agents.providers.base import (
     ProviderError,
     Purpose,
     StreamEvent,
+    ToolCall,
+    ToolChoice,
+    ToolSpec,
 )
 from agents.tokens import count_tokens
 
@@ -153,6 +165,7 @@ class OpenAICompatClient:
         api_key: str | None,
         timeout: float,
         max_output_tokens: int | None = None,
+        supports_tools: bool = True,
     ) -> None:
         parts = urllib.parse.urlsplit(base_url.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -170,6 +183,7 @@ class OpenAICompatClient:
         self.model = model
         self.timeout = float(timeout)
         self.max_output_tokens = max_output_tokens
+        self.supports_tools = supports_tools
         self._api_key = key
         self._https = parts.scheme == "https"
         self._host = parts.hostname
@@ -193,41 +207,58 @@ class OpenAICompatClient:
 
     # -- public API -----------------------------------------------------------------
 
-    def complete(self, messages: list[Message], *, purpose: Purpose = "chat") -> Completion:
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        purpose: Purpose = "chat",
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: ToolChoice = "auto",
+    ) -> Completion:
         del purpose  # real providers ignore it
-        conn, response = self._open(messages, stream=False)
+        request = _Request(messages=messages, tools=tuple(tools), tool_choice=tool_choice)
+        conn, response = self._open(request, stream=False)
         try:
             body = self._read_body(response)
         finally:
             conn.close()
-        return self._parse_completion(body, messages)
+        return self._parse_completion(body, request)
 
     def stream(
-        self, messages: list[Message], *, purpose: Purpose = "chat"
+        self,
+        messages: list[Message],
+        *,
+        purpose: Purpose = "chat",
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: ToolChoice = "auto",
     ) -> Iterator[StreamEvent]:
         del purpose
-        conn, response = self._open(messages, stream=True)
+        request = _Request(messages=messages, tools=tuple(tools), tool_choice=tool_choice)
+        conn, response = self._open(request, stream=True)
         try:
             content_type = (response.getheader("Content-Type") or "").lower()
             if "json" in content_type and "event-stream" not in content_type:
                 # The endpoint ignored "stream": true and answered in one piece.
-                completion = self._parse_completion(self._read_body(response), messages)
+                completion = self._parse_completion(self._read_body(response), request)
                 if completion.text:
                     yield Delta(completion.text)
                 yield completion
                 return
-            yield from self._read_stream(response, messages)
+            yield from self._read_stream(response, request)
         finally:
             conn.close()
 
     # -- request --------------------------------------------------------------------
 
-    def _payload(self, messages: list[Message], *, stream: bool) -> bytes:
+    def _payload(self, request: _Request, *, stream: bool) -> bytes:
         payload: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "messages": [_message_json(m) for m in request.messages],
             "stream": stream,
         }
+        if request.tools:
+            payload["tools"] = [_tool_json(tool) for tool in request.tools]
+            payload["tool_choice"] = request.tool_choice
         if stream:
             payload["stream_options"] = {"include_usage": True}
         if self.max_output_tokens is not None:
@@ -250,9 +281,9 @@ class OpenAICompatClient:
         return http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
 
     def _open(
-        self, messages: list[Message], *, stream: bool
+        self, request: _Request, *, stream: bool
     ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
-        body = self._payload(messages, stream=stream)
+        body = self._payload(request, stream=stream)
         conn = self._connection()
         try:
             conn.request("POST", self._path, body=body, headers=self._headers(stream=stream))
@@ -284,7 +315,7 @@ class OpenAICompatClient:
             raise self._error(ERROR_BAD_RESPONSE, f"response larger than {MAX_BODY_BYTES} bytes")
         return body
 
-    def _parse_completion(self, body: bytes, messages: list[Message]) -> Completion:
+    def _parse_completion(self, body: bytes, request: _Request) -> Completion:
         try:
             data = json.loads(body)
         except ValueError:
@@ -301,15 +332,28 @@ class OpenAICompatClient:
         if not isinstance(message, dict):
             raise self._error(ERROR_BAD_RESPONSE, "choices[0].message missing")
         text = self._content_text(message.get("content"))
-        input_tokens, output_tokens = self._usage(data.get("usage"), messages, text)
-        return Completion(text=text, input_tokens=input_tokens, output_tokens=output_tokens)
+        try:
+            tool_calls = _tool_calls_of(message.get("tool_calls"))
+        except ValueError as exc:
+            raise self._error(ERROR_BAD_RESPONSE, f"invalid tool_calls: {exc}") from None
+        finish = first.get("finish_reason")
+        input_tokens, output_tokens = self._usage(data.get("usage"), request, text, tool_calls)
+        return Completion(
+            text=text,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            tool_calls=tool_calls,
+            finish_reason=finish if isinstance(finish, str) else "",
+        )
 
     def _read_stream(
-        self, response: http.client.HTTPResponse, messages: list[Message]
+        self, response: http.client.HTTPResponse, request: _Request
     ) -> Iterator[StreamEvent]:
         decoder = SSEDecoder()
         parts: list[str] = []
+        calls = ToolCallAssembler()
         usage: object = None
+        finish_reason = ""
         done = False
         eof = False
         while not done and not eof:
@@ -324,9 +368,19 @@ class OpenAICompatClient:
                     if item is None:
                         done = True
                         break
-                    piece, chunk_usage = self._parse_chunk(item)
-                    if chunk_usage is not None:
-                        usage = chunk_usage
+                    parsed = self._parse_chunk(item)
+                    if parsed.usage is not None:
+                        usage = parsed.usage
+                    if parsed.finish_reason:
+                        finish_reason = parsed.finish_reason
+                    if parsed.tool_calls is not None:
+                        try:
+                            calls.feed(parsed.tool_calls)
+                        except ValueError as exc:
+                            raise self._error(
+                                ERROR_BAD_RESPONSE, f"invalid tool_calls in stream: {exc}"
+                            ) from None
+                    piece = parsed.text
                     if piece:
                         parts.append(piece)
                         yield Delta(piece)
@@ -337,8 +391,15 @@ class OpenAICompatClient:
             # storing a truncated text as if it were complete.
             raise self._error(ERROR_BAD_RESPONSE, "stream ended without [DONE]")
         text = "".join(parts)
-        input_tokens, output_tokens = self._usage(usage, messages, text)
-        yield Completion(text=text, input_tokens=input_tokens, output_tokens=output_tokens)
+        tool_calls = calls.result()
+        input_tokens, output_tokens = self._usage(usage, request, text, tool_calls)
+        yield Completion(
+            text=text,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            tool_calls=tool_calls,
+            finish_reason=finish_reason,
+        )
 
     def _read_chunk(self, response: http.client.HTTPResponse) -> bytes:
         """The next bytes of the stream; ``b""`` at its end (clean or cut off)."""
@@ -380,20 +441,29 @@ class OpenAICompatClient:
             raise self._error(ERROR_BAD_RESPONSE, "stream chunk is not a JSON object")
         return value
 
-    def _parse_chunk(self, chunk: dict[str, Any]) -> tuple[str, object]:
+    def _parse_chunk(self, chunk: dict[str, Any]) -> _Chunk:
         if chunk.get("error") is not None:
             raise self._error(ERROR_BAD_RESPONSE, f"error in stream: {self._dumps(chunk['error'])}")
         usage = chunk.get("usage")
         choices = chunk.get("choices")
         if choices is None or choices == []:
-            return "", usage
+            return _Chunk(usage=usage)
         if not isinstance(choices, list):
             raise self._error(ERROR_BAD_RESPONSE, "stream chunk has invalid choices")
         first = choices[0]
-        delta = first.get("delta") if isinstance(first, dict) else None
+        if not isinstance(first, dict):
+            return _Chunk(usage=usage)
+        finish = first.get("finish_reason")
+        finish_reason = finish if isinstance(finish, str) else ""
+        delta = first.get("delta")
         if not isinstance(delta, dict):
-            return "", usage
-        return self._content_text(delta.get("content")), usage
+            return _Chunk(usage=usage, finish_reason=finish_reason)
+        return _Chunk(
+            text=self._content_text(delta.get("content")),
+            usage=usage,
+            tool_calls=delta.get("tool_calls"),
+            finish_reason=finish_reason,
+        )
 
     def _content_text(self, content: object) -> str:
         if content is None:
@@ -409,7 +479,12 @@ class OpenAICompatClient:
         raise self._error(ERROR_BAD_RESPONSE, "message content is not text")
 
     @staticmethod
-    def _usage(usage: object, messages: list[Message], text: str) -> tuple[int, int]:
+    def _usage(
+        usage: object, request: _Request, text: str, tool_calls: tuple[ToolCall, ...]
+    ) -> tuple[int, int]:
+        """The endpoint's counts; where it gives none, our own count of what was sent
+        (messages, the calls they carry, the tool declarations) and received."""
+
         def field(name: str) -> int | None:
             value = usage.get(name) if isinstance(usage, dict) else None
             if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
@@ -418,10 +493,14 @@ class OpenAICompatClient:
 
         input_tokens = field("prompt_tokens")
         if input_tokens is None:
-            input_tokens = sum(count_tokens(m.content) for m in messages)
+            input_tokens = sum(_message_tokens(m) for m in request.messages)
+            if request.tools:
+                input_tokens += count_tokens(
+                    json.dumps([_tool_json(t) for t in request.tools], ensure_ascii=False)
+                )
         output_tokens = field("completion_tokens")
         if output_tokens is None:
-            output_tokens = count_tokens(text)
+            output_tokens = count_tokens(text) + _calls_tokens(tool_calls)
         return input_tokens, output_tokens
 
     # -- errors ---------------------------------------------------------------------
@@ -455,3 +534,177 @@ class OpenAICompatClient:
             return self._error(ERROR_UNREACHABLE, f"{where}: {reason}")
         # Protocol errors (bad status line, oversized headers) and anything unexpected.
         return self._error(ERROR_BAD_RESPONSE, reason)
+
+
+# -- tool calling: the wire format ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    messages: list[Message]
+    tools: tuple[ToolSpec, ...]
+    tool_choice: ToolChoice
+
+
+@dataclass(frozen=True, slots=True)
+class _Chunk:
+    """What one stream chunk carries."""
+
+    text: str = ""
+    usage: object = None
+    tool_calls: object = None  # the raw ``delta.tool_calls``, checked by the assembler
+    finish_reason: str = ""
+
+
+def _tool_json(tool: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        },
+    }
+
+
+def _message_json(message: Message) -> dict[str, Any]:
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    if message.tool_calls:
+        # The model's own turn echoed back: content null when it said nothing (the
+        # protocol's shape for a pure tool-call turn).
+        return {
+            "role": message.role,
+            "content": message.content or None,
+            "tool_calls": [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for call in message.tool_calls
+            ],
+        }
+    return {"role": message.role, "content": message.content}
+
+
+def _calls_tokens(calls: Sequence[ToolCall]) -> int:
+    return sum(count_tokens(call.name) + count_tokens(call.arguments) for call in calls)
+
+
+def _message_tokens(message: Message) -> int:
+    return count_tokens(message.content) + _calls_tokens(message.tool_calls)
+
+
+def _arguments_text(value: object) -> str:
+    """A call's arguments as text: servers send a JSON string (the protocol), some an
+    object, some nothing for a call without parameters."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    raise ValueError("function.arguments is not text")
+
+
+def _optional_text(item: dict[str, Any], key: str, what: str) -> str:
+    value = item.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValueError(f"{what} is not text")
+    return value
+
+
+def _tool_calls_of(raw: object) -> tuple[ToolCall, ...]:
+    """``message.tool_calls`` of a whole answer. Raises ``ValueError`` when broken."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ValueError("tool_calls is not a list")
+    calls = []
+    for position, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise ValueError(f"tool_calls[{position}] is not an object")
+        function = item.get("function")
+        if not isinstance(function, dict):
+            raise ValueError(f"tool_calls[{position}].function is not an object")
+        call_id = _optional_text(item, "id", f"tool_calls[{position}].id")
+        calls.append(
+            ToolCall(
+                id=call_id or f"call_{position}",
+                name=_optional_text(function, "name", f"tool_calls[{position}].function.name"),
+                arguments=_arguments_text(function.get("arguments")),
+            )
+        )
+    return tuple(calls)
+
+
+@dataclass(slots=True)
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
+class ToolCallAssembler:
+    """Streamed ``delta.tool_calls`` fragments, assembled into whole calls.
+
+    Fragments of one call share an ``index``; its first carries ``id`` and
+    ``function.name``, the following ones pieces of ``function.arguments`` to append.
+    Tolerated, because real servers do it: no ``index`` (a fragment with a new id starts
+    a call, one without continues the last), the id or the whole name repeated in every
+    fragment, arguments sent as an object in one piece. ``feed`` raises ``ValueError``
+    on anything else that is not the protocol's shape.
+    """
+
+    def __init__(self) -> None:
+        self._calls: dict[int, _PartialCall] = {}
+        self._last: int | None = None
+
+    def feed(self, raw: object) -> None:
+        if not isinstance(raw, list):
+            raise ValueError("delta.tool_calls is not a list")
+        for item in raw:
+            if not isinstance(item, dict):
+                raise ValueError("a tool_calls fragment is not an object")
+            partial = self._partial(item)
+            call_id = _optional_text(item, "id", "tool call id")
+            if call_id and not partial.id:
+                partial.id = call_id
+            function = item.get("function")
+            if function is None:
+                continue
+            if not isinstance(function, dict):
+                raise ValueError("a tool_calls fragment's function is not an object")
+            name = _optional_text(function, "name", "function.name")
+            if name and name != partial.name:
+                partial.name += name
+            arguments = function.get("arguments")
+            if isinstance(arguments, dict | list):
+                partial.arguments = _arguments_text(arguments)
+            else:
+                partial.arguments += _arguments_text(arguments)
+
+    def _partial(self, item: dict[str, Any]) -> _PartialCall:
+        index = item.get("index")
+        if index is None:
+            call_id = item.get("id")
+            known = {p.id for p in self._calls.values()}
+            if self._last is None or (isinstance(call_id, str) and call_id not in known):
+                index = len(self._calls)
+                while index in self._calls:
+                    index += 1
+            else:
+                index = self._last
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise ValueError("a tool_calls fragment has an invalid index")
+        self._last = index
+        return self._calls.setdefault(index, _PartialCall())
+
+    def result(self) -> tuple[ToolCall, ...]:
+        return tuple(
+            ToolCall(id=p.id or f"call_{index}", name=p.name, arguments=p.arguments)
+            for index, p in sorted(self._calls.items())
+        )

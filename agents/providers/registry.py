@@ -17,7 +17,11 @@ if TYPE_CHECKING:
 
 def client_for(provider: Provider) -> LLMClient:
     if provider.kind == "offline":
-        return OfflineClient(name=provider.name, stream_delay=settings.OFFLINE_STREAM_DELAY)
+        return OfflineClient(
+            name=provider.name,
+            stream_delay=settings.OFFLINE_STREAM_DELAY,
+            supports_tools=provider.supports_tools,
+        )
     api_key = os.environ.get(provider.api_key_env) if provider.api_key_env else None
     return OpenAICompatClient(
         name=provider.name,
@@ -25,4 +29,5 @@ def client_for(provider: Provider) -> LLMClient:
         model=provider.model,
         api_key=api_key or None,
         timeout=provider.timeout_seconds,
+        supports_tools=provider.supports_tools,
     )

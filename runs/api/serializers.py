@@ -52,11 +52,37 @@ class UsageOutput(serializers.Serializer):
     cost = serializers.FloatField()
 
 
+class ToolCallOutput(serializers.Serializer):
+    """One function-tool call of the run (``Run.tool_calls``; also the SSE ``tool`` event)."""
+
+    id = serializers.CharField(help_text=_("模型给这次调用的编号"))
+    name = serializers.CharField(help_text=_("工具名，如 kb_search"))
+    arguments = serializers.DictField(
+        allow_null=True, help_text=_("模型给出的参数；不是 JSON 对象时为 null")
+    )
+    arguments_raw = serializers.CharField(
+        required=False, help_text=_("参数不是 JSON 对象时，模型原文（截断）")
+    )
+    status = serializers.ChoiceField(choices=["ok", "error"])
+    error = serializers.CharField(
+        allow_blank=True,
+        help_text=_(
+            "失败原因代码：unknown_tool、bad_arguments、rejected、tool_failed、no_room；成功时为空"
+        ),
+    )
+    chunk_ids = serializers.ListField(
+        child=serializers.IntegerField(), help_text=_("结果展示的知识库片段 id")
+    )
+    tokens = serializers.IntegerField(help_text=_("结果的 token 数（计入下一次模型调用）"))
+    duration_ms = serializers.FloatField()
+
+
 class RunOutput(serializers.ModelSerializer):
     agent_id = serializers.IntegerField()
     thread_id = serializers.CharField(allow_null=True)
     error_message = serializers.SerializerMethodField()
     usage = serializers.SerializerMethodField()
+    tool_calls = ToolCallOutput(many=True, read_only=True)
 
     class Meta:
         model = Run
@@ -70,6 +96,7 @@ class RunOutput(serializers.ModelSerializer):
             "error_code",
             "error_message",
             "usage",
+            "tool_calls",
             "context",
             "provider_name",
             "memory_state",

@@ -15,7 +15,7 @@ from django.http import StreamingHttpResponse
 from rest_framework.renderers import BaseRenderer
 
 from agents.models import Run
-from runs.services import Finished, RunEvent, Started, TextDelta, error_message
+from runs.services import Finished, RunEvent, Started, TextDelta, ToolUsed, error_message
 
 
 def frame(event: str, data: dict[str, Any]) -> str:
@@ -57,6 +57,10 @@ def run_event_stream(
             )
         elif isinstance(event, TextDelta):
             yield frame("delta", {"text": event.text})
+        elif isinstance(event, ToolUsed):
+            # After the call ran: a client may show "searched the knowledge base"; the
+            # answer's text keeps coming as deltas, the whole record is in done's run.
+            yield frame("tool", event.record.as_json())
         elif isinstance(event, Finished):
             run = event.run
             if run.status == Run.Status.COMPLETED:

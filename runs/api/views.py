@@ -52,15 +52,25 @@ class AgentRunView(APIView):
 class AgentRunStreamView(APIView):
     """Run the agent and stream it as server-sent events.
 
-    Events: ``started`` (run_id, thread_id), ``delta`` (text), ``done`` (run) or
-    ``error`` (code, message, run_id).
+    Events: ``started`` (run_id, thread_id), ``delta`` (text), ``tool`` (one executed
+    tool call, as in the run's ``tool_calls``: the model searched the knowledge base; the
+    answer follows as more deltas), ``done`` (run) or ``error`` (code, message, run_id).
     """
 
     renderer_classes = [JSONRenderer, EventStreamRenderer]
 
     @extend_schema(
         request=RunInput,
-        responses={200: OpenApiResponse(description="text/event-stream of run events")},
+        responses={
+            200: OpenApiResponse(
+                description=(
+                    "text/event-stream of run events: started {run_id, thread_id}; "
+                    "delta {text}; tool {id, name, arguments, status, error, chunk_ids, "
+                    "tokens, duration_ms} after each tool call the run executed (at most "
+                    "3); done {run} or error {code, message, run_id, thread_id, run}"
+                )
+            )
+        },
     )
     def post(self, request: Request, agent_id: int) -> object:
         agent = agent_get(actor=request.user, agent_id=agent_id)

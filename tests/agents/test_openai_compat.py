@@ -86,6 +86,7 @@ def test_complete_returns_text_and_endpoint_usage(fake_llm: FakeLLMServer) -> No
         text=DEFAULT_REPLY,
         input_tokens=prompt_tokens_for(request.body),
         output_tokens=completion_tokens_for(DEFAULT_REPLY),
+        finish_reason="stop",
     )
     # The fake's prompt count differs from the fallback: the endpoint's value was used.
     assert result.input_tokens != fallback_input_tokens()

@@ -20,6 +20,7 @@ AUTOMATIC_ENTRY_POINTS = [
     "memory.tasks",
     "memory.services.jobs",
     "runs.services",
+    "runs.tools",
     "runs.tasks",
     "agents.providers.registry",
 ]
@@ -66,6 +67,7 @@ def reachable(start: list[str]) -> set[str]:
 def test_automatic_code_cannot_reach_the_confirm_path() -> None:
     modules = reachable(AUTOMATIC_ENTRY_POINTS)
     assert "memory.services.candidates" in modules  # the walk does see the job's steps
+    assert "memory.services.kb" in modules  # ... and the tools' (kb_search's lazy import)
     assert WRITE_PATH not in modules
 
 
