@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext_lazy
 
 from config.env import (
     database_from_url,
@@ -284,7 +285,8 @@ Q_CLUSTER: dict[str, object] = {
     "ack_failures": True,
     "poll": 0.5,
     "sync": env_bool("Q_SYNC", False),
-    "label": "任务队列",
+    # The queue's name in the admin, in the operator's language.
+    "label": gettext_lazy("任务队列"),
     # The cluster's heartbeat (django_q.status.Stat): with Redis it lives in Redis; with
     # the ORM broker in this cache, which must be shared between processes so that
     # `manage.py doctor` and the admin see a worker that runs elsewhere.

@@ -136,12 +136,17 @@ def catalogue_stale(language: str) -> str | None:
     po = po_path(language)
     mo = po.with_suffix(".mo")
     if not po.exists():
-        return f"no {po.relative_to(settings.BASE_DIR)}"
+        return f"no {_shown(po)}"
     if not mo.exists():
-        return f"{mo.relative_to(settings.BASE_DIR)} not compiled"
+        return f"{_shown(mo)} not compiled"
     if mo.stat().st_mtime < po.stat().st_mtime:
-        return f"{mo.relative_to(settings.BASE_DIR)} older than its .po"
+        return f"{_shown(mo)} older than its .po"
     return None
+
+
+def _shown(path: Path) -> str:
+    base = Path(settings.BASE_DIR)
+    return str(path.relative_to(base)) if path.is_relative_to(base) else str(path)
 
 
 def _normalise(path: Path) -> None:

@@ -42,9 +42,8 @@ LANGUAGES = {"zh-hans": "zh-CN", "en": "en-US"}  # page language -> the browser'
 def memories(teacher: Teacher) -> None:
     """A conversation of two turns, pending candidates from it and one confirmed fact."""
     first = run_via_api(teacher, "出一份数据结构试卷", memory_job=True)
-    second = run_via_api(
-        teacher, "我教八年级数学。以后出题都用人教版教材。", str(first["thread_id"]), memory_job=True
-    )
+    facts = "我教八年级数学。以后出题都用人教版教材。"
+    second = run_via_api(teacher, facts, str(first["thread_id"]), memory_job=True)
     candidates = CoreCandidate.objects.filter(source_run_id=second["id"]).order_by("pk")
     fact_via_confirm(teacher, candidates[0])
     assert CoreCandidate.objects.exists()
