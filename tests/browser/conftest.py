@@ -45,9 +45,7 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
-def new_page(
-    browser: Any, viewport: dict[str, int], *, locale: str = "zh-CN", **extra: Any
-) -> Any:
+def new_page(browser: Any, viewport: dict[str, int], *, locale: str = "zh-CN", **extra: Any) -> Any:
     """A page in a fresh context; ``locale`` is also the browser's Accept-Language."""
     # Reduced motion: the drawer opens without a transition, so screenshots are settled.
     context = browser.new_context(

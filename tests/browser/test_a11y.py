@@ -128,18 +128,24 @@ PAGES = [
     AuditPage("admin-threads", "/admin/memory/thread/", user="operator", act=admin_ready),
     AuditPage("admin-runs", "/admin/agents/run/", user="operator", act=admin_ready),
     AuditPage("admin-memory-ops", "/admin/memory/memoryop/", user="operator", act=admin_ready),
-    AuditPage(
-        "admin-candidates", "/admin/memory/corecandidate/", user="operator", act=admin_ready
-    ),
+    AuditPage("admin-candidates", "/admin/memory/corecandidate/", user="operator", act=admin_ready),
     AuditPage("admin-facts", "/admin/memory/corefact/", user="operator", act=admin_ready),
     AuditPage("admin-recall", "/admin/memory/recallentry/", user="operator", act=admin_ready),
     AuditPage("admin-agents", "/admin/agents/agent/", user="operator", act=admin_ready),
     AuditPage("admin-providers", "/admin/agents/provider/", user="operator", act=admin_ready),
     AuditPage("admin-tenants", "/admin/agents/tenant/", user="operator", act=admin_ready),
-    AuditPage("admin-agent-change", "/admin/agents/agent/{agent}/change/", user="operator",
-              act=admin_ready),
-    AuditPage("admin-thread-change", "/admin/memory/thread/{thread}/change/", user="operator",
-              act=admin_ready),
+    AuditPage(
+        "admin-agent-change",
+        "/admin/agents/agent/{agent}/change/",
+        user="operator",
+        act=admin_ready,
+    ),
+    AuditPage(
+        "admin-thread-change",
+        "/admin/memory/thread/{thread}/change/",
+        user="operator",
+        act=admin_ready,
+    ),
 ]
 
 

@@ -60,9 +60,9 @@ class Segments(HTMLParser):
         foreign = self._foreign() or (lang is not None and lang != self.language and tag != "html")
         if not foreign:
             self.found += [values[a] for a in SHOWN_ATTRIBUTES if values.get(a)]
-            if tag in {"button", "input"} and values.get("type") in {"submit", "button", None}:
-                if values.get("value") and tag == "input":
-                    self.found.append(values["value"])
+            button = tag == "input" and values.get("type") in {"submit", "button"}
+            if button and values.get("value"):
+                self.found.append(values["value"])
         if tag not in VOID:
             self.stack.append((tag, foreign))
         self.json = tag == "script" and values.get("type") == "application/json"
@@ -239,8 +239,7 @@ def test_the_check_finds_an_untranslated_string() -> None:
 
 
 # -- our templates: no literal text outside {% translate %} ---------------------------------
-TEMPLATES = sorted((ROOT / "templates").rglob("*.html")) + sorted(ROOT.glob("*/templates/**/*.html"))
-TRANSLATING = {"translate", "trans", "blocktranslate", "blocktrans"}
+TEMPLATES = sorted((ROOT / "templates").rglob("*.html"))
 # Symbols that are no words in any language.
 SYMBOLS = re.compile(r"^[\s×☰·|/:()\[\]{}<>\"'!?.,;+\-–—…§]*$")
 
@@ -279,12 +278,17 @@ def literal_texts(source: str) -> list[str]:
             word in opening or (word == "block" and words[1:2] and words[1] in MARKUP_BLOCKS)
         ):
             depth += 1
-        elif token.token_type is TokenType.BLOCK and depth and word in {
-            "endblocktranslate",
-            "endblocktrans",
-            "endcomment",
-            "endblock",
-        }:
+        elif (
+            token.token_type is TokenType.BLOCK
+            and depth
+            and word
+            in {
+                "endblocktranslate",
+                "endblocktrans",
+                "endcomment",
+                "endblock",
+            }
+        ):
             depth -= 1
         elif depth == 0 and token.token_type is TokenType.TEXT:
             kept.append(token.contents)

@@ -40,9 +40,7 @@ def signed_in(teacher: Teacher) -> Client:
         ("", "zh-hans"),
     ],
 )
-def test_the_browser_language_chooses_without_an_account_choice(
-    accept: str, expected: str
-) -> None:
+def test_the_browser_language_chooses_without_an_account_choice(accept: str, expected: str) -> None:
     response = Client().get("/accounts/login/", HTTP_ACCEPT_LANGUAGE=accept)
     assert lang_of(response) == expected
     assert response["Content-Language"] == expected
