@@ -10,6 +10,7 @@ to ``artifacts/axe/<page>-<language>.json``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from playwright.sync_api import expect
 
-from agents.models import Membership
+from agents.models import Membership, Preference
 from memory.models import CoreCandidate
 from tests.browser.axe import axe_audit
 from tests.browser.conftest import DESKTOP, PHONE, new_page
@@ -186,3 +187,199 @@ def test_page_has_no_serious_accessibility_violation(
         page.context.close()
     found = "\n".join(str(v) for v in audit.blocking)
     assert not audit.blocking, f"axe-core {audit.axe_version} on {spec.name} ({language}):\n{found}"
+
+
+# -- keyboard and screen readers --------------------------------------------------------------
+def signed_in_page(
+    browser: Any, live_server: Any, teacher: Teacher, viewport: dict[str, int], locale: str
+) -> Any:
+    page = new_page(browser, viewport, locale=locale)
+    page.context.add_cookies([session_cookie(teacher.user, live_server)])
+    page.goto(f"{live_server.url}/chat/")
+    return page
+
+
+def focused_in(page: Any, selector: str) -> bool:
+    return bool(page.evaluate(f"!!document.activeElement.closest({selector!r})"))
+
+
+def test_the_phone_drawer_is_modal_and_esc_gives_focus_back(browser: Any, live_server: Any) -> None:
+    teacher = make_teacher(tenant_name="第一中学", username="zhang")
+    memories(teacher)
+    page = signed_in_page(browser, live_server, teacher, PHONE, "zh-CN")
+    try:
+        chat_answered(page)
+        toggle = page.locator("#drawer-toggle")
+        toggle.focus()
+        page.keyboard.press("Enter")
+        expect(page.locator("#chat-sidebar")).to_be_visible()
+        expect(toggle).to_have_attribute("aria-expanded", "true")
+        assert focused_in(page, "#chat-sidebar")
+        # Behind the drawer nothing takes focus: Tab stays in the drawer.
+        assert page.evaluate("document.querySelector('.chat-main').inert") is True
+        assert page.evaluate("document.querySelector('.site-header').inert") is True
+        for _ in range(8):
+            page.keyboard.press("Tab")
+            assert not focused_in(page, ".chat-main, .site-header")
+        page.keyboard.press("Escape")
+        expect(page.locator("#chat-sidebar")).to_be_hidden()
+        expect(toggle).to_be_focused()
+        expect(toggle).to_have_attribute("aria-expanded", "false")
+        assert page.evaluate("document.querySelector('.chat-main').inert") is False
+
+        # The backdrop and the close button close it too, focus back on the toggle.
+        toggle.click()
+        page.mouse.click(360, 400)  # the backdrop, right of the drawer
+        expect(page.locator("#chat-sidebar")).to_be_hidden()
+        expect(toggle).to_be_focused()
+        toggle.click()
+        page.locator("#drawer-close").click()
+        expect(toggle).to_be_focused()
+
+        # Choosing a conversation closes it; the teacher goes on typing.
+        toggle.click()
+        page.locator("#thread-list .thread-open").first.click()
+        expect(page.locator("#chat-sidebar")).to_be_hidden()
+        expect(page.locator("#composer-input")).to_be_focused()
+        assert page.errors == []
+    finally:
+        page.context.close()
+
+
+def test_the_context_dialog_closes_on_esc_and_focus_returns(browser: Any, live_server: Any) -> None:
+    teacher = make_teacher(tenant_name="第一中学", username="zhang")
+    memories(teacher)
+    page = signed_in_page(browser, live_server, teacher, DESKTOP, "zh-CN")
+    try:
+        chat_answered(page)
+        opener = page.locator(".msg.assistant .action-remembered").last
+        opener.focus()
+        page.keyboard.press("Enter")
+        dialog = page.locator("#context-dialog")
+        expect(dialog.locator(".manifest")).to_be_visible()
+        assert focused_in(page, "#context-dialog")
+        # The injected text scrolls: it takes focus, so a keyboard can scroll it.
+        expect(dialog.locator(".injected-text")).to_have_attribute("tabindex", "0")
+        page.keyboard.press("Escape")
+        expect(dialog).to_be_hidden()
+        expect(opener).to_be_focused()
+
+        opener.click()
+        dialog.get_by_role("button", name="关闭").click()
+        expect(dialog).to_be_hidden()
+        expect(opener).to_be_focused()
+        assert page.errors == []
+    finally:
+        page.context.close()
+
+
+WATCH_LIVE = """() => {
+    window.__live = { busy: [], status: [] };
+    new MutationObserver(records => {
+        for (const r of records) {
+            for (const added of r.addedNodes) {  // its aria-busy as it arrives
+                if (added.classList?.contains('assistant'))
+                    window.__live.busy.push(added.getAttribute('aria-busy'));
+            }
+            const node = r.target;
+            if (r.type === 'attributes' && node.classList.contains('assistant'))
+                window.__live.busy.push(node.getAttribute('aria-busy'));
+            if (node.id === 'chat-status' || node.parentNode?.id === 'chat-status')
+                window.__live.status.push(document.getElementById('chat-status').textContent);
+        }
+    }).observe(document.getElementById('chat-app'), {
+        subtree: true, childList: true, characterData: true, attributes: true,
+        attributeFilter: ['aria-busy'],
+    });
+}"""
+
+
+@pytest.mark.parametrize(("locale", "answering", "answered"), [
+    ("zh-CN", "助手正在回答…", "助手已回答。"),
+    ("en-US", "The assistant is answering…", "The assistant has answered."),
+])  # fmt: skip
+def test_a_streamed_answer_is_announced_once_it_is_complete(
+    browser: Any, live_server: Any, locale: str, answering: str, answered: str
+) -> None:
+    teacher = make_teacher(tenant_name="第一中学", username="zhang")
+    page = signed_in_page(browser, live_server, teacher, DESKTOP, locale)
+    try:
+        chat_ready(page)
+        messages = page.locator("#messages")
+        expect(messages).to_have_attribute("role", "log")
+        expect(messages).to_have_attribute("aria-live", "polite")
+        page.evaluate(WATCH_LIVE)
+        page.locator("#composer-input").fill("出一份数据结构试卷")
+        page.locator("#composer-input").press("Enter")
+        reply = page.locator(".msg.assistant").first
+        expect(reply).to_have_attribute("data-status", "completed")
+        expect(reply).to_have_attribute("aria-busy", "false")
+        expect(page.locator("#chat-status")).to_have_text(answered)
+        live = page.evaluate("window.__live")
+        assert live["busy"][0] == "true" and live["busy"][-1] == "false", live
+        assert answering in live["status"], live
+        expect(page.locator("#chat-status")).to_have_attribute("role", "status")
+        assert page.errors == []
+    finally:
+        page.context.close()
+
+
+def test_a_failed_answer_is_an_alert(browser: Any, live_server: Any) -> None:
+    teacher = make_teacher(tenant_name="第一中学", username="zhang")
+    dead_model(teacher)
+    page = signed_in_page(browser, live_server, teacher, DESKTOP, "zh-CN")
+    try:
+        chat_failed_send(page)
+        error = page.locator(".msg.assistant .msg-error")
+        expect(error).to_have_attribute("role", "alert")
+        expect(error).to_have_text("模型服务暂时无法连接，请稍后重试。")
+        expect(page.locator(".msg.assistant")).to_have_attribute("aria-busy", "false")
+    finally:
+        page.context.close()
+
+
+# -- the language switch and the screenshots ------------------------------------------------
+def test_the_header_switch_changes_the_language_for_the_account_with_screenshots(
+    browser: Any, live_server: Any, artifacts: Path
+) -> None:
+    teacher = make_teacher(tenant_name="第一中学", username="zhang")
+    memories(teacher)
+    page = signed_in_page(browser, live_server, teacher, DESKTOP, "zh-CN")
+    try:
+        chat_answered(page)
+        expect(page.get_by_role("button", name="新建会话")).to_be_visible()
+        expect(page.locator("#thread-title")).to_have_js_property("tagName", "H1")
+        page.screenshot(path=str(artifacts / "chat-zh-hans.png"))
+
+        page.get_by_role("button", name="English").click()
+        page.wait_for_url(f"{live_server.url}/chat/")
+        chat_answered(page)
+        assert page.evaluate("document.documentElement.lang") == "en"
+        expect(page.get_by_role("button", name="New conversation")).to_be_visible()
+        expect(page.locator("#composer-input")).to_have_attribute(
+            "placeholder", re.compile(r"^Type your request")
+        )
+        expect(page.get_by_role("button", name="What it remembered").first).to_be_visible()
+        expect(page.locator(".language-current")).to_have_text("English")
+        page.screenshot(path=str(artifacts / "chat-en.png"))
+        assert Preference.objects.get(user=teacher.user).language == "en"
+
+        # The account keeps it: a fresh browser that prefers Chinese gets English.
+        other = signed_in_page(browser, live_server, teacher, PHONE, "zh-CN")
+        try:
+            chat_answered(other)
+            assert other.evaluate("document.documentElement.lang") == "en"
+            assert other.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+            other.screenshot(path=str(artifacts / "chat-phone-en.png"))
+            other.locator("#drawer-toggle").click()
+            other.screenshot(path=str(artifacts / "chat-phone-drawer-en.png"))
+        finally:
+            other.context.close()
+
+        page.get_by_role("button", name="简体中文").click()
+        page.wait_for_url(f"{live_server.url}/chat/")
+        chat_answered(page)
+        assert page.evaluate("document.documentElement.lang") == "zh-hans"
+        assert page.errors == []
+    finally:
+        page.context.close()
