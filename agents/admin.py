@@ -4,21 +4,29 @@
 (a cost total includes memory operations, which this app does not know about).
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
 from django.http import HttpRequest
-from django.utils.functional import Promise
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
 from agents.models import Agent, Membership, Provider, Run, Tenant
 
+if TYPE_CHECKING:
+    from django.utils.functional import _StrPromise
+
 
 def truncated(
-    field: str, *, description: str | Promise, ordering: str | None = None, wide: bool = False
+    field: str,
+    *,
+    description: str | _StrPromise,
+    ordering: str | None = None,
+    wide: bool = False,
 ) -> Callable[[Any, Any], SafeString | str]:
     """A changelist column for a long text: one line, cut with "…" by the admin's CSS
     (``static/web/admin.css``), the full text on hover (``title``) and for screen readers.
