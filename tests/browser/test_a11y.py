@@ -11,7 +11,8 @@ to ``artifacts/axe/<page>-<language>.json``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -22,16 +23,9 @@ from django.test import Client
 from playwright.sync_api import expect
 
 from agents.models import Membership, Preference
-from memory.models import CoreCandidate
 from tests.browser.axe import axe_audit
 from tests.browser.conftest import DESKTOP, PHONE, new_page
-from tests.factories import (
-    Teacher,
-    fact_via_confirm,
-    make_provider,
-    make_teacher,
-    run_via_api,
-)
+from tests.factories import Teacher, conversation_with_memories, make_provider, make_teacher
 from tests.fakellm import unused_port
 
 pytestmark = pytest.mark.browser
@@ -42,12 +36,7 @@ LANGUAGES = {"zh-hans": "zh-CN", "en": "en-US"}  # page language -> the browser'
 # -- data (through the services, as in production) --------------------------------------
 def memories(teacher: Teacher) -> None:
     """A conversation of two turns, pending candidates from it and one confirmed fact."""
-    first = run_via_api(teacher, "出一份数据结构试卷", memory_job=True)
-    facts = "我教八年级数学。以后出题都用人教版教材。"
-    second = run_via_api(teacher, facts, str(first["thread_id"]), memory_job=True)
-    candidates = CoreCandidate.objects.filter(source_run_id=second["id"]).order_by("pk")
-    fact_via_confirm(teacher, candidates[0])
-    assert CoreCandidate.objects.exists()
+    conversation_with_memories(teacher)
 
 
 def dead_model(teacher: Teacher) -> None:
@@ -125,6 +114,7 @@ PAGES = [
     AuditPage("memory", "/memory/", act=memory_ready),
     AuditPage("memory-empty", "/memory/", state=lambda t: None, act=memory_ready),
     AuditPage("memory-phone", "/memory/", act=memory_ready, viewport=PHONE),
+    AuditPage("admin-login", "/admin/login/", user="anonymous", act=admin_ready),
     AuditPage("admin-index", "/admin/", user="operator", act=admin_ready),
     AuditPage("admin-threads", "/admin/memory/thread/", user="operator", act=admin_ready),
     AuditPage("admin-runs", "/admin/agents/run/", user="operator", act=admin_ready),
@@ -190,13 +180,19 @@ def test_page_has_no_serious_accessibility_violation(
 
 
 # -- keyboard and screen readers --------------------------------------------------------------
+@contextmanager
 def signed_in_page(
     browser: Any, live_server: Any, teacher: Teacher, viewport: dict[str, int], locale: str
-) -> Any:
+) -> Iterator[Any]:
+    """The teacher's chat page in a fresh browser context; no JavaScript error allowed."""
     page = new_page(browser, viewport, locale=locale)
-    page.context.add_cookies([session_cookie(teacher.user, live_server)])
-    page.goto(f"{live_server.url}/chat/")
-    return page
+    try:
+        page.context.add_cookies([session_cookie(teacher.user, live_server)])
+        page.goto(f"{live_server.url}/chat/")
+        yield page
+        assert page.errors == [], f"JavaScript errors on the page: {page.errors}"
+    finally:
+        page.context.close()
 
 
 def focused_in(page: Any, selector: str) -> bool:
@@ -206,8 +202,7 @@ def focused_in(page: Any, selector: str) -> bool:
 def test_the_phone_drawer_is_modal_and_esc_gives_focus_back(browser: Any, live_server: Any) -> None:
     teacher = make_teacher(tenant_name="第一中学", username="zhang")
     memories(teacher)
-    page = signed_in_page(browser, live_server, teacher, PHONE, "zh-CN")
-    try:
+    with signed_in_page(browser, live_server, teacher, PHONE, "zh-CN") as page:
         chat_answered(page)
         toggle = page.locator("#drawer-toggle")
         toggle.focus()
@@ -241,16 +236,12 @@ def test_the_phone_drawer_is_modal_and_esc_gives_focus_back(browser: Any, live_s
         page.locator("#thread-list .thread-open").first.click()
         expect(page.locator("#chat-sidebar")).to_be_hidden()
         expect(page.locator("#composer-input")).to_be_focused()
-        assert page.errors == []
-    finally:
-        page.context.close()
 
 
 def test_the_context_dialog_closes_on_esc_and_focus_returns(browser: Any, live_server: Any) -> None:
     teacher = make_teacher(tenant_name="第一中学", username="zhang")
     memories(teacher)
-    page = signed_in_page(browser, live_server, teacher, DESKTOP, "zh-CN")
-    try:
+    with signed_in_page(browser, live_server, teacher, DESKTOP, "zh-CN") as page:
         chat_answered(page)
         opener = page.locator(".msg.assistant .action-remembered").last
         opener.focus()
@@ -268,9 +259,6 @@ def test_the_context_dialog_closes_on_esc_and_focus_returns(browser: Any, live_s
         dialog.get_by_role("button", name="关闭").click()
         expect(dialog).to_be_hidden()
         expect(opener).to_be_focused()
-        assert page.errors == []
-    finally:
-        page.context.close()
 
 
 WATCH_LIVE = """() => {
@@ -302,8 +290,7 @@ def test_a_streamed_answer_is_announced_once_it_is_complete(
     browser: Any, live_server: Any, locale: str, answering: str, answered: str
 ) -> None:
     teacher = make_teacher(tenant_name="第一中学", username="zhang")
-    page = signed_in_page(browser, live_server, teacher, DESKTOP, locale)
-    try:
+    with signed_in_page(browser, live_server, teacher, DESKTOP, locale) as page:
         chat_ready(page)
         messages = page.locator("#messages")
         expect(messages).to_have_attribute("role", "log")
@@ -319,23 +306,17 @@ def test_a_streamed_answer_is_announced_once_it_is_complete(
         assert live["busy"][0] == "true" and live["busy"][-1] == "false", live
         assert answering in live["status"], live
         expect(page.locator("#chat-status")).to_have_attribute("role", "status")
-        assert page.errors == []
-    finally:
-        page.context.close()
 
 
 def test_a_failed_answer_is_an_alert(browser: Any, live_server: Any) -> None:
     teacher = make_teacher(tenant_name="第一中学", username="zhang")
     dead_model(teacher)
-    page = signed_in_page(browser, live_server, teacher, DESKTOP, "zh-CN")
-    try:
+    with signed_in_page(browser, live_server, teacher, DESKTOP, "zh-CN") as page:
         chat_failed_send(page)
         error = page.locator(".msg.assistant .msg-error")
         expect(error).to_have_attribute("role", "alert")
         expect(error).to_have_text("模型服务暂时无法连接，请稍后重试。")
         expect(page.locator(".msg.assistant")).to_have_attribute("aria-busy", "false")
-    finally:
-        page.context.close()
 
 
 # -- the language switch and the screenshots ------------------------------------------------
@@ -344,8 +325,7 @@ def test_the_header_switch_changes_the_language_for_the_account_with_screenshots
 ) -> None:
     teacher = make_teacher(tenant_name="第一中学", username="zhang")
     memories(teacher)
-    page = signed_in_page(browser, live_server, teacher, DESKTOP, "zh-CN")
-    try:
+    with signed_in_page(browser, live_server, teacher, DESKTOP, "zh-CN") as page:
         chat_answered(page)
         expect(page.get_by_role("button", name="新建会话")).to_be_visible()
         expect(page.locator("#thread-title")).to_have_js_property("tagName", "H1")
@@ -365,21 +345,15 @@ def test_the_header_switch_changes_the_language_for_the_account_with_screenshots
         assert Preference.objects.get(user=teacher.user).language == "en"
 
         # The account keeps it: a fresh browser that prefers Chinese gets English.
-        other = signed_in_page(browser, live_server, teacher, PHONE, "zh-CN")
-        try:
+        with signed_in_page(browser, live_server, teacher, PHONE, "zh-CN") as other:
             chat_answered(other)
             assert other.evaluate("document.documentElement.lang") == "en"
             assert other.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
             other.screenshot(path=str(artifacts / "chat-phone-en.png"))
             other.locator("#drawer-toggle").click()
             other.screenshot(path=str(artifacts / "chat-phone-drawer-en.png"))
-        finally:
-            other.context.close()
 
         page.get_by_role("button", name="简体中文").click()
         page.wait_for_url(f"{live_server.url}/chat/")
         chat_answered(page)
         assert page.evaluate("document.documentElement.lang") == "zh-hans"
-        assert page.errors == []
-    finally:
-        page.context.close()

@@ -30,7 +30,7 @@ from django.test import Client
 from agents.models import Membership
 from memory.models import CoreCandidate, Thread
 from ops.catalogues import po_path
-from tests.factories import Teacher, fact_via_confirm, make_teacher, run_via_api
+from tests.factories import Teacher, conversation_with_memories, make_teacher
 
 pytestmark = pytest.mark.django_db
 
@@ -131,12 +131,7 @@ def untranslated(html: str, data: list[str]) -> list[str]:
 @pytest.fixture
 def populated() -> Teacher:
     teacher = make_teacher(tenant_name="第一中学", username="zhang")
-    first = run_via_api(teacher, "出一份数据结构试卷", memory_job=True)
-    facts = "我教八年级数学。以后出题都用人教版教材。"
-    second = run_via_api(teacher, facts, str(first["thread_id"]), memory_job=True)
-    candidates = CoreCandidate.objects.filter(source_run_id=second["id"]).order_by("pk")
-    fact_via_confirm(teacher, candidates[0])
-    assert CoreCandidate.objects.exists()
+    conversation_with_memories(teacher)
     return teacher
 
 
@@ -189,7 +184,7 @@ def pages(teacher: Teacher) -> list[tuple[str, Client]]:
     own.force_login(teacher.user)
     ops = operator(teacher)
     return (
-        [("/accounts/login/", Client())]
+        [("/accounts/login/", Client()), ("/admin/login/", Client())]
         + [(path, own) for path in TEACHER_PAGES]
         + [(path.format(**ids), ops) for path in ADMIN_PAGES]
     )
