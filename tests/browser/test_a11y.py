@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from django.contrib.admin.utils import quote
 from django.contrib.auth import get_user_model
 from django.test import Client
 from playwright.sync_api import expect
@@ -166,7 +167,8 @@ def test_page_has_no_serious_accessibility_violation(
             user = teacher.user if spec.user == "teacher" else operator_of(teacher)
             page.context.add_cookies([session_cookie(user, live_server)])
         thread = teacher.agent.threads.order_by("created_at").first()
-        path = spec.path.format(agent=teacher.agent.pk, thread=thread.pk if thread else "")
+        # quote: admin URLs escape "_" (th_22… would read as th"…).
+        path = spec.path.format(agent=teacher.agent.pk, thread=quote(thread.pk) if thread else "")
         page.goto(live_server.url + path)
         if spec.act is not None:
             spec.act(page)

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from babel.messages.pofile import read_po
 from django.apps import apps
+from django.contrib.admin.utils import quote
 from django.contrib.auth import get_user_model
 from django.db import models
 from django.template.base import Lexer, TokenType
@@ -176,7 +177,8 @@ def pages(teacher: Teacher) -> list[tuple[str, Client]]:
         "provider": teacher.agent.provider_id,
         "run": teacher.agent.runs.first().pk,  # type: ignore[union-attr]
         "tenant": teacher.tenant.pk,
-        "thread": Thread.objects.first().pk,  # type: ignore[union-attr]
+        # Admin URLs escape "_" (th_22… would read as th"…): quote, as the admin does.
+        "thread": quote(Thread.objects.first().pk),  # type: ignore[union-attr]
         "candidate": CoreCandidate.objects.first().pk,  # type: ignore[union-attr]
         "recall": teacher.agent.runs.first().recall_entry.pk,  # type: ignore[union-attr]
     }
