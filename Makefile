@@ -16,9 +16,10 @@ help:
 	@echo "make test-browser the browser tests (headless Chromium), in their own invocation"
 	@echo "make quick        the fast tier only (no real cluster, no browser)"
 	@echo "make test-crash   15 more SIGKILL crash trials of the memory worker (5 with 4 workers)"
-	@echo "make lint         ruff, mypy, makemigrations --check"
+	@echo "make lint         ruff, mypy, makemigrations --check, catalogue_check"
 	@echo "make bench        the benchmarks in benchmarks/"
-	@echo "make vendor       re-vendor the chat page's JS libraries (pins: scripts/vendor-js/)"
+	@echo "make vendor       re-vendor the chat page's JS libraries and the tests' axe-core (pins: scripts/vendor-js/)"
+	@echo "make messages     update the English catalogue from the source (needs GNU gettext), then compile it"
 
 # The venv is (re)built when pyproject.toml changes; find-python.sh picks Python >= 3.12.
 $(STAMP): pyproject.toml
@@ -33,32 +34,46 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-migrate: venv
+# The compiled message catalogues (build output, not committed): Babel compiles them
+# (pure Python), whenever a .po is newer than its .mo.
+CATALOGUES := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
+$(CATALOGUES): %.mo: %.po $(STAMP)
+	$(PY) manage.py catalogue_compile
+
+catalogues: $(CATALOGUES)
+
+# After adding or changing a UI string: the catalogue gets it (makemessages, GNU gettext's
+# xgettext/msgmerge), sorted and without locations; translate the new msgstr entries in
+# locale/en/LC_MESSAGES/django.po, then run it again (or `make catalogues`) to compile.
+messages: venv
+	$(PY) manage.py catalogue_update
+
+migrate: catalogues
 	$(PY) manage.py migrate --noinput
 
 run: migrate
 	@HOST=$(HOST) PORT=$(PORT) scripts/run.sh
 
 # The production profile (scripts/serve.sh): migrate, collectstatic, qcluster + gunicorn.
-serve: venv
+serve: catalogues
 	@HOST=$(HOST) PORT=$(PORT) scripts/serve.sh
 
 # `manage.py doctor` in the environment `make serve` uses (its generated secret key).
 doctor: venv
 	@scripts/serve.sh manage doctor
 
-test: venv
+test: catalogues
 	$(PY) -m pytest -m "not browser and not slow_extra"
 
-test-browser: venv
+test-browser: catalogues
 	$(PY) -m pytest -m browser tests/browser
 
-quick: venv
+quick: catalogues
 	$(PY) -m pytest -m "not slow and not browser"
 
 # More SIGKILL crash trials of the memory worker: 10 with one worker, every fault point
 # with 4 workers (beyond the 5 + 2 in `make test`).
-test-crash: venv
+test-crash: catalogues
 	$(PY) -m pytest -m slow_extra tests/memory/test_cluster.py
 
 lint: venv
@@ -66,6 +81,7 @@ lint: venv
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy agents memory runs web config ops
 	$(PY) manage.py makemigrations --check --dry-run
+	$(PY) manage.py catalogue_check
 
 bench: venv
 	$(PY) benchmarks/context.py
@@ -81,4 +97,4 @@ bench: venv
 vendor:
 	scripts/vendor-js.sh
 
-.PHONY: help venv migrate run serve doctor test test-browser test-crash quick lint bench vendor
+.PHONY: help venv catalogues messages migrate run serve doctor test test-browser test-crash quick lint bench vendor

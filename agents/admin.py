@@ -4,11 +4,48 @@
 (a cost total includes memory operations, which this app does not know about).
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 from django.contrib import admin
 from django.http import HttpRequest
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
 from agents.models import Agent, Membership, Provider, Run, Tenant
+
+if TYPE_CHECKING:
+    from django.utils.functional import _StrPromise
+
+
+def truncated(
+    field: str,
+    *,
+    description: str | _StrPromise,
+    ordering: str | None = None,
+    wide: bool = False,
+) -> Callable[[Any, Any], SafeString | str]:
+    """A changelist column for a long text: one line, cut with "…" by the admin's CSS
+    (``static/web/admin.css``), the full text on hover (``title``) and for screen readers.
+
+    ``field`` may follow relations (``thread__title``); the column sorts by it unless
+    ``ordering`` says otherwise.
+    """
+
+    def column(modeladmin: Any, obj: Any) -> SafeString | str:
+        value = obj
+        for part in field.split("__"):
+            value = getattr(value, part, None) if value is not None else None
+        if value is None or value == "":
+            return str(modeladmin.get_empty_value_display())
+        text = str(value)
+        css = "cell-truncate wide" if wide else "cell-truncate"
+        return format_html('<span class="{}" title="{}">{}</span>', css, text, text)
+
+    return admin.display(description=description, ordering=ordering or field)(column)
 
 
 class MembershipInline(admin.TabularInline):
@@ -61,7 +98,7 @@ class RunAdmin(admin.ModelAdmin):
         "id",
         "agent",
         "owner",
-        "thread",
+        "thread_title",
         "status",
         "memory_state",
         "input_tokens",
@@ -74,6 +111,7 @@ class RunAdmin(admin.ModelAdmin):
     search_fields = ["id", "input", "thread__id"]
     date_hierarchy = "created_at"
     readonly_fields = [field.name for field in Run._meta.fields]
+    thread_title = truncated("thread", description=_("会话"), ordering="thread__title")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

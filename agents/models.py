@@ -30,12 +30,17 @@ class Membership(models.Model):
         TEACHER = "teacher", _("教师")
         ADMIN = "admin", _("管理员")
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    tenant = models.ForeignKey(
+        Tenant, on_delete=models.CASCADE, related_name="memberships", verbose_name=_("租户")
+    )
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="memberships",
+        verbose_name=_("用户"),
     )
     role = models.CharField(_("角色"), max_length=16, choices=Role.choices, default=Role.TEACHER)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(_("加入时间"), auto_now_add=True)
 
     class Meta:
         verbose_name = _("成员")
@@ -102,7 +107,7 @@ class Provider(models.Model):
         default=False,
         help_text=_("智能体自己的模型不可用时，后台记忆任务只可回退到这个本地模型。"),
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(_("创建时间"), auto_now_add=True)
 
     class Meta:
         verbose_name = _("模型供应方")
@@ -143,7 +148,9 @@ class Provider(models.Model):
 
 
 class Agent(models.Model):
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="agents")
+    tenant = models.ForeignKey(
+        Tenant, on_delete=models.CASCADE, related_name="agents", verbose_name=_("租户")
+    )
     name = models.CharField(_("名称"), max_length=100)
     system_prompt = models.TextField(_("系统提示词"), blank=True)
     provider = models.ForeignKey(
@@ -161,7 +168,7 @@ class Agent(models.Model):
     archive_artifacts = models.BooleanField(
         _("产物归档到知识库"), default=False, help_text=_("开启后，运行产物会归档为知识库文档。")
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(_("创建时间"), auto_now_add=True)
 
     class Meta:
         verbose_name = _("智能体")
@@ -210,13 +217,25 @@ class Run(models.Model):
         DONE = "done", _("已完成")
         FAILED = "failed", _("失败")
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="runs")
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="runs")
+    tenant = models.ForeignKey(
+        Tenant, on_delete=models.CASCADE, related_name="runs", verbose_name=_("租户")
+    )
+    agent = models.ForeignKey(
+        Agent, on_delete=models.CASCADE, related_name="runs", verbose_name=_("智能体")
+    )
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="runs"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="runs",
+        verbose_name=_("教师"),
     )
     thread = models.ForeignKey(
-        "memory.Thread", on_delete=models.CASCADE, related_name="runs", null=True, blank=True
+        "memory.Thread",
+        on_delete=models.CASCADE,
+        related_name="runs",
+        null=True,
+        blank=True,
+        verbose_name=_("会话"),
     )
     input = models.TextField(_("输入"))
     output = models.TextField(_("输出"), blank=True)
@@ -225,9 +244,9 @@ class Run(models.Model):
     )
     error_code = models.CharField(_("错误代码"), max_length=64, blank=True)
     context = models.JSONField(_("请求选项"), default=dict, blank=True)
-    input_tokens = models.PositiveIntegerField(default=0)
-    output_tokens = models.PositiveIntegerField(default=0)
-    cost = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal("0"))
+    input_tokens = models.PositiveIntegerField(_("输入 token"), default=0)
+    output_tokens = models.PositiveIntegerField(_("输出 token"), default=0)
+    cost = models.DecimalField(_("成本"), max_digits=14, decimal_places=6, default=Decimal("0"))
     provider_name = models.CharField(_("使用的模型"), max_length=100, blank=True)
     # The function tools the run called, in order (runs.tools.ToolCallRecord.as_json):
     # name, arguments, status, result chunk ids and tokens. Written when the run settles.
@@ -240,7 +259,7 @@ class Run(models.Model):
     )
     memory_attempts = models.PositiveIntegerField(_("记忆处理次数"), default=0)
     memory_error = models.CharField(_("记忆处理错误"), max_length=64, blank=True)
-    memory_enqueued_at = models.DateTimeField(null=True, blank=True)
+    memory_enqueued_at = models.DateTimeField(_("记忆任务入队时间"), null=True, blank=True)
     memory_done_at = models.DateTimeField(_("记忆处理完成时间"), null=True, blank=True)
 
     objects = RunQuerySet.as_manager()
@@ -264,3 +283,30 @@ class Run(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in (self.Status.COMPLETED, self.Status.FAILED)
+
+
+class Preference(models.Model):
+    """A user's own settings. ``language`` empty: the browser's (Accept-Language)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="preference",
+        verbose_name=_("用户"),
+    )
+    language = models.CharField(
+        _("界面语言"),
+        max_length=16,
+        choices=settings.LANGUAGES,
+        blank=True,
+        help_text=_("留空则跟随浏览器的语言设置。"),
+    )
+    updated_at = models.DateTimeField(_("更新时间"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("用户偏好")
+        verbose_name_plural = _("用户偏好")
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.language or '-'}"

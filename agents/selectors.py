@@ -14,7 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 from django.http import Http404
 
-from agents.models import Agent, Membership
+from agents.models import Agent, Membership, Preference
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -53,3 +53,9 @@ def agent_get(*, actor: User, agent_id: int) -> Agent:
     if agent is None:
         raise Http404
     return agent
+
+
+def preferred_language(*, user_id: int) -> str:
+    """The user's chosen interface language, or "" to follow the browser's."""
+    language = Preference.objects.filter(user_id=user_id).values_list("language", flat=True).first()
+    return language or ""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext_lazy
 
 from config.env import (
     database_from_url,
@@ -47,6 +48,7 @@ if SECURE:
     SECURE_SSL_REDIRECT = True
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+    LANGUAGE_COOKIE_SECURE = True
     # HSTS is a promise browsers keep for this long: lower it (e.g. 3600) for a first trial.
     SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31_536_000, minimum=1)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
@@ -82,9 +84,14 @@ MIDDLEWARE = [
     # SecurityMiddleware so that static responses get its headers too.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The interface language: the language cookie (the header's switch), else the
+    # browser's Accept-Language, else LANGUAGE_CODE; a signed-in user's account choice
+    # overrides them (AccountLanguageMiddleware, after authentication).
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "agents.middleware.AccountLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -121,11 +128,14 @@ LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/chat/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
 
-# The product UI is Chinese; every string goes through gettext so that an English UI
-# stays possible (a catalogue in locale/ plus DJANGO_LANGUAGE_CODE=en). No per-browser
-# negotiation (no LocaleMiddleware) until such a catalogue exists.
+# The source strings are Chinese (zh-hans); locale/en/LC_MESSAGES/django.po translates
+# them to English (`make messages` updates it, `manage.py catalogue_compile` compiles it).
+# Each request's language: the account's choice, the language cookie, the browser's
+# Accept-Language, then LANGUAGE_CODE, the language of a browser that asks for neither.
 LANGUAGE_CODE = env_str("DJANGO_LANGUAGE_CODE", "zh-hans")
 LANGUAGES = [("zh-hans", "简体中文"), ("en", "English")]
+if LANGUAGE_CODE not in dict(LANGUAGES):
+    raise ImproperlyConfigured(f"DJANGO_LANGUAGE_CODE must be one of {dict(LANGUAGES)}")
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env_str("DJANGO_TIME_ZONE", "Asia/Shanghai")
 USE_I18N = True
@@ -283,7 +293,8 @@ Q_CLUSTER: dict[str, object] = {
     "ack_failures": True,
     "poll": 0.5,
     "sync": env_bool("Q_SYNC", False),
-    "label": "任务队列",
+    # The queue's name in the admin, in the operator's language.
+    "label": gettext_lazy("任务队列"),
     # The cluster's heartbeat (django_q.status.Stat): with Redis it lives in Redis; with
     # the ORM broker in this cache, which must be shared between processes so that
     # `manage.py doctor` and the admin see a worker that runs elsewhere.

@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.translation import gettext_lazy as _
 
-from agents.admin import AgentAdmin, TenantAdmin
+from agents.admin import AgentAdmin, TenantAdmin, truncated
 from agents.models import Agent, Tenant
 from memory.models import (
     CoreCandidate,
@@ -83,7 +83,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 class ThreadAdmin(CostAdmin):
     list_display = [
         "id",
-        "title",
+        "title_short",
         "agent",
         "owner",
         "status",
@@ -112,6 +112,7 @@ class ThreadAdmin(CostAdmin):
     fields = ["title", "status", *readonly_fields]
 
     cost_key = "thread_id"
+    title_short = truncated("title", description=_("标题"))
     run_cost_total = cost_column(key="thread_id", part="run")
     memory_cost_total = cost_column(key="thread_id", part="memory")
     cost_total = cost_column(key="thread_id", part="total")
@@ -130,7 +131,7 @@ class MemoryOpAdmin(ReadOnlyAdmin):
         "created_at",
         "kind",
         "agent",
-        "thread",
+        "thread_title",
         "run",
         "provider_name",
         "input_tokens",
@@ -143,6 +144,7 @@ class MemoryOpAdmin(ReadOnlyAdmin):
     list_select_related = ["agent", "thread", "run"]
     search_fields = ["thread__id", "run__id"]
     date_hierarchy = "created_at"
+    thread_title = truncated("thread", description=_("会话"), ordering="thread__title")
 
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
@@ -232,7 +234,7 @@ class ServiceOnlyAdmin(ReadOnlyAdmin):
 @admin.register(CoreCandidate)
 class CoreCandidateAdmin(ServiceOnlyAdmin):
     list_display = [
-        "fact",
+        "fact_short",
         "owner",
         "agent",
         "confidence",
@@ -244,15 +246,17 @@ class CoreCandidateAdmin(ServiceOnlyAdmin):
     list_select_related = ["owner", "agent", "source_run"]
     search_fields = ["fact", "owner__username"]
     actions = [confirm_candidates, reject_candidates]
+    fact_short = truncated("fact", description=_("候选事实"))
 
 
 @admin.register(CoreFact)
 class CoreFactAdmin(ServiceOnlyAdmin):
-    list_display = ["text", "owner", "agent", "confirmed_by", "confirmed_at", "last_used_at"]
+    list_display = ["text_short", "owner", "agent", "confirmed_by", "confirmed_at", "last_used_at"]
     list_filter = ["agent__tenant", "agent"]
     list_select_related = ["owner", "agent", "confirmed_by"]
     search_fields = ["text", "owner__username"]
     actions = [delete_facts]
+    text_short = truncated("text", description=_("事实"))
 
 
 @admin.register(RedlineAudit)
@@ -265,11 +269,12 @@ class RedlineAuditAdmin(ReadOnlyAdmin):
 
 @admin.register(RecallEntry)
 class RecallEntryAdmin(ReadOnlyAdmin):
-    list_display = ["run", "owner", "agent", "created_at", "text"]
+    list_display = ["run", "owner", "agent", "created_at", "text_short"]
     list_filter = ["agent__tenant", "agent"]
     list_select_related = ["run", "owner", "agent"]
     search_fields = ["text", "owner__username"]
     exclude = ["terms"]
+    text_short = truncated("text", description=_("摘录"), wide=True)
 
 
 # -- tenants and agents, with their cost ----------------------------------------------------

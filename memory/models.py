@@ -31,11 +31,20 @@ class Thread(models.Model):
         ACTIVE = "active", _("进行中")
         ARCHIVED = "archived", _("已归档")
 
-    id = models.CharField(primary_key=True, max_length=32, default=new_thread_id, editable=False)
-    tenant = models.ForeignKey("agents.Tenant", on_delete=models.CASCADE, related_name="threads")
-    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="threads")
+    id = models.CharField(
+        _("编号"), primary_key=True, max_length=32, default=new_thread_id, editable=False
+    )
+    tenant = models.ForeignKey(
+        "agents.Tenant", on_delete=models.CASCADE, related_name="threads", verbose_name=_("租户")
+    )
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.CASCADE, related_name="threads", verbose_name=_("智能体")
+    )
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="threads"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="threads",
+        verbose_name=_("教师"),
     )
     title = models.CharField(_("标题"), max_length=200, blank=True)
     rolling_summary = models.TextField(_("滚动摘要"), blank=True)
@@ -50,7 +59,9 @@ class Thread(models.Model):
     created_at = models.DateTimeField(_("创建时间"), default=timezone.now)
     updated_at = models.DateTimeField(_("更新时间"), default=timezone.now)
     # When the sweeper last enqueued a catch-up compression (its compare-and-set claim).
-    compress_enqueued_at = models.DateTimeField(null=True, blank=True, editable=False)
+    compress_enqueued_at = models.DateTimeField(
+        _("补做压缩入队时间"), null=True, blank=True, editable=False
+    )
 
     objects = ThreadQuerySet.as_manager()
 
@@ -72,12 +83,16 @@ class RunContext(models.Model):
     """What one run was given: the exact messages and the manifest ("why was this shown")."""
 
     run = models.OneToOneField(
-        "agents.Run", on_delete=models.CASCADE, primary_key=True, related_name="context_record"
+        "agents.Run",
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="context_record",
+        verbose_name=_("运行"),
     )
-    messages = models.JSONField(default=list)
-    injected_text = models.TextField(blank=True)
-    manifest = models.JSONField(default=dict)
-    created_at = models.DateTimeField(default=timezone.now)
+    messages = models.JSONField(_("发送的消息"), default=list)
+    injected_text = models.TextField(_("注入的记忆"), blank=True)
+    manifest = models.JSONField(_("来源清单"), default=dict)
+    created_at = models.DateTimeField(_("创建时间"), default=timezone.now)
 
     class Meta:
         verbose_name = _("运行上下文")
@@ -96,25 +111,47 @@ class MemoryOp(models.Model):
         ARCHIVE = "archive", _("产物归档")
         REDLINE_JUDGE = "redline_judge", _("红线复核")
 
-    tenant = models.ForeignKey("agents.Tenant", on_delete=models.CASCADE, related_name="+")
-    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="memory_ops")
+    tenant = models.ForeignKey(
+        "agents.Tenant", on_delete=models.CASCADE, related_name="+", verbose_name=_("租户")
+    )
+    agent = models.ForeignKey(
+        "agents.Agent",
+        on_delete=models.CASCADE,
+        related_name="memory_ops",
+        verbose_name=_("智能体"),
+    )
     thread = models.ForeignKey(
-        Thread, on_delete=models.CASCADE, related_name="memory_ops", null=True, blank=True
+        Thread,
+        on_delete=models.CASCADE,
+        related_name="memory_ops",
+        null=True,
+        blank=True,
+        verbose_name=_("会话"),
     )
     run = models.ForeignKey(
-        "agents.Run", on_delete=models.SET_NULL, related_name="memory_ops", null=True, blank=True
+        "agents.Run",
+        on_delete=models.SET_NULL,
+        related_name="memory_ops",
+        null=True,
+        blank=True,
+        verbose_name=_("运行"),
     )
     kind = models.CharField(_("类型"), max_length=16, choices=Kind.choices)
     provider = models.ForeignKey(
-        "agents.Provider", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        "agents.Provider",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("模型供应方"),
     )
     provider_name = models.CharField(_("模型"), max_length=100, blank=True)
-    input_tokens = models.PositiveIntegerField(default=0)
-    output_tokens = models.PositiveIntegerField(default=0)
-    cost = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal("0"))
-    success = models.BooleanField(default=True)
-    error_code = models.CharField(max_length=64, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
+    input_tokens = models.PositiveIntegerField(_("输入 token"), default=0)
+    output_tokens = models.PositiveIntegerField(_("输出 token"), default=0)
+    cost = models.DecimalField(_("成本"), max_digits=14, decimal_places=6, default=Decimal("0"))
+    success = models.BooleanField(_("成功"), default=True)
+    error_code = models.CharField(_("错误代码"), max_length=64, blank=True)
+    created_at = models.DateTimeField(_("时间"), default=timezone.now)
 
     class Meta:
         verbose_name = _("记忆操作")
@@ -137,22 +174,41 @@ class ScopedQuerySet(models.QuerySet):  # type: ignore[type-arg]
 class CoreFact(models.Model):
     """A long-term fact the teacher confirmed (L2). Only a person creates one."""
 
-    tenant = models.ForeignKey("agents.Tenant", on_delete=models.CASCADE, related_name="+")
-    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="core_facts")
+    tenant = models.ForeignKey(
+        "agents.Tenant", on_delete=models.CASCADE, related_name="+", verbose_name=_("租户")
+    )
+    agent = models.ForeignKey(
+        "agents.Agent",
+        on_delete=models.CASCADE,
+        related_name="core_facts",
+        verbose_name=_("智能体"),
+    )
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="core_facts"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="core_facts",
+        verbose_name=_("教师"),
     )
     text = models.CharField(_("事实"), max_length=MAX_FACT_CHARS)
     source_run = models.ForeignKey(
-        "agents.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        "agents.Run",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("来源运行"),
     )
     confirmed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        related_name="+",
+        verbose_name=_("确认人"),
     )
     confirmed_at = models.DateTimeField(_("确认时间"), default=timezone.now)
     # Touched whenever the fact is injected; the least recently used is evicted first.
     last_used_at = models.DateTimeField(_("最近使用"), null=True, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    updated_at = models.DateTimeField(_("更新时间"), auto_now=True)
 
     objects = ScopedQuerySet.as_manager()
 
@@ -168,20 +224,31 @@ class CoreFact(models.Model):
 class CoreCandidate(models.Model):
     """A fact the system proposes; pending until a person confirms or deletes it."""
 
-    tenant = models.ForeignKey("agents.Tenant", on_delete=models.CASCADE, related_name="+")
+    tenant = models.ForeignKey(
+        "agents.Tenant", on_delete=models.CASCADE, related_name="+", verbose_name=_("租户")
+    )
     agent = models.ForeignKey(
-        "agents.Agent", on_delete=models.CASCADE, related_name="core_candidates"
+        "agents.Agent",
+        on_delete=models.CASCADE,
+        related_name="core_candidates",
+        verbose_name=_("智能体"),
     )
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="core_candidates"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="core_candidates",
+        verbose_name=_("教师"),
     )
     fact = models.CharField(_("候选事实"), max_length=MAX_FACT_CHARS)
     # Normalised text: equal keys in one scope are the same candidate (merged).
-    fact_key = models.CharField(max_length=300, editable=False)
+    fact_key = models.CharField(_("归一化文本"), max_length=300, editable=False)
     confidence = models.FloatField(_("置信度"), default=0.5)
     evidence = models.CharField(_("原话依据"), max_length=500)
     source_run = models.ForeignKey(
-        "agents.Run", on_delete=models.CASCADE, related_name="core_candidates"
+        "agents.Run",
+        on_delete=models.CASCADE,
+        related_name="core_candidates",
+        verbose_name=_("来源运行"),
     )
     seen_count = models.PositiveIntegerField(_("提及次数"), default=1)
     created_at = models.DateTimeField(_("提出时间"), default=timezone.now)
@@ -214,10 +281,18 @@ class RedlineAudit(models.Model):
         RECALL = "recall", _("情景记忆条目")
         INJECTION = "injection", _("注入时复查")
 
-    tenant = models.ForeignKey("agents.Tenant", on_delete=models.CASCADE, related_name="+")
-    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="+")
+    tenant = models.ForeignKey(
+        "agents.Tenant", on_delete=models.CASCADE, related_name="+", verbose_name=_("租户")
+    )
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.CASCADE, related_name="+", verbose_name=_("智能体")
+    )
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, related_name="+"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        related_name="+",
+        verbose_name=_("教师"),
     )
     category = models.CharField(_("类别"), max_length=16)
     source = models.CharField(_("环节"), max_length=16, choices=Source.choices)
@@ -245,15 +320,28 @@ class RecallEntry(models.Model):
     space), so that a process can build its in-memory BM25 index without re-tokenising.
     """
 
-    tenant = models.ForeignKey("agents.Tenant", on_delete=models.CASCADE, related_name="+")
-    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="+")
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    run = models.OneToOneField("agents.Run", on_delete=models.CASCADE, related_name="recall_entry")
+    tenant = models.ForeignKey(
+        "agents.Tenant", on_delete=models.CASCADE, related_name="+", verbose_name=_("租户")
+    )
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.CASCADE, related_name="+", verbose_name=_("智能体")
+    )
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("教师")
+    )
+    run = models.OneToOneField(
+        "agents.Run", on_delete=models.CASCADE, related_name="recall_entry", verbose_name=_("运行")
+    )
     thread = models.ForeignKey(
-        Thread, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        Thread,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("会话"),
     )
     text = models.TextField(_("摘录"))
-    terms = models.TextField(editable=False)
+    terms = models.TextField(_("检索词"), editable=False)
     created_at = models.DateTimeField(_("运行时间"))
 
     class Meta:
@@ -273,14 +361,22 @@ class RecallScope(models.Model):
     and whether anything was removed (``entry_count``).
     """
 
-    tenant = models.ForeignKey("agents.Tenant", on_delete=models.CASCADE, related_name="+")
-    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="+")
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    version = models.PositiveBigIntegerField(default=0)
-    entry_count = models.PositiveIntegerField(default=0)
-    max_entry_id = models.BigIntegerField(default=0)
+    tenant = models.ForeignKey(
+        "agents.Tenant", on_delete=models.CASCADE, related_name="+", verbose_name=_("租户")
+    )
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.CASCADE, related_name="+", verbose_name=_("智能体")
+    )
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("教师")
+    )
+    version = models.PositiveBigIntegerField(_("版本"), default=0)
+    entry_count = models.PositiveIntegerField(_("条目数"), default=0)
+    max_entry_id = models.BigIntegerField(_("最大条目编号"), default=0)
 
     class Meta:
+        verbose_name = _("情景记忆范围")
+        verbose_name_plural = _("情景记忆范围")
         constraints = [
             models.UniqueConstraint(
                 fields=["tenant", "agent", "owner"], name="recall_scope_unique"

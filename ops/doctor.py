@@ -32,6 +32,7 @@ from django_q.status import Stat
 
 from agents.models import Provider
 from agents.tokens import count_tokens
+from ops.catalogues import catalogue_languages, catalogue_stale
 
 # Seconds any network probe (provider, Redis) may take before it counts as a failure.
 PROBE_TIMEOUT = 3.0
@@ -355,6 +356,21 @@ def check_static_files() -> CheckResult:
     return CheckResult(name, True, f"{len(manifest)} files collected in {root}")
 
 
+def check_catalogues() -> CheckResult:
+    """Every interface language but the source one has a compiled, current catalogue."""
+    name = "message catalogues"
+    languages = catalogue_languages()
+    problems = [f"{lang}: {why}" for lang in languages if (why := catalogue_stale(lang))]
+    if problems:
+        return CheckResult(
+            name,
+            False,
+            "; ".join(problems) + " (those pages show Chinese)",
+            "run `manage.py catalogue_compile` (make serve does it)",
+        )
+    return CheckResult(name, True, f"compiled: {', '.join(languages)}")
+
+
 def check_time_zone() -> CheckResult:
     name = "time zone"
     try:
@@ -405,6 +421,7 @@ CHECKS: tuple[tuple[str, Callable[[], CheckResult]], ...] = (
     ("queue depth", check_queue_depth),
     ("tokenizer", check_tokenizer),
     ("static files", check_static_files),
+    ("message catalogues", check_catalogues),
     ("time zone", check_time_zone),
 )
 

@@ -3,7 +3,7 @@
 # `check --deploy --fail-level WARNING` with the documented production variables,
 # `migrate`, and the production profile itself (scripts/serve.sh: collectstatic, qcluster,
 # gunicorn) behind a simulated TLS-terminating proxy: a hashed, compressed static file,
-# a smoke run, and `doctor` all green. Catches a run-time import that only an extra
+# the English UI (compiled catalogues), a smoke run, and `doctor` all green. Catches a run-time import that only an extra
 # (dev, bench) provides, a static file 404 under DEBUG=0, and a deploy warning.
 # Usage: scripts/check-prod-install.sh [python]
 set -euo pipefail
@@ -71,6 +71,13 @@ headers=$(curl -fsS "${proxied[@]}" -H 'Accept-Encoding: gzip' -D - -o "$work/co
   || fail "$css not served"
 grep -qi '^content-encoding: gzip' <<<"$headers" || fail "$css not served compressed"
 grep -qi '^cache-control:.*immutable' <<<"$headers" || fail "$css not served as immutable"
+
+# The English UI: the catalogue was compiled by make serve's profile (Babel, no msgfmt).
+curl -fsS "${proxied[@]}" -H 'Accept-Language: en' -o "$work/login-en.html" "$base/accounts/login/" \
+  || fail "the login page in English did not load"
+grep -q '<html lang="en"' "$work/login-en.html" || fail "the login page asked for in English is not in English"
+grep -q 'Teacher sign-in' "$work/login-en.html" \
+  || fail "the English catalogue is not compiled (the login page shows Chinese)"
 
 status=$(curl -sS "${proxied[@]}" -o "$work/run.json" -w '%{http_code}' -X POST \
   "$base/api/agents/$agent_id/run" \

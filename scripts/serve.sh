@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The production profile on this machine: migrate, collect static files, then one
+# The production profile on this machine: compile the message catalogues, migrate,
+# collect static files, then one
 # django-q2 cluster (Q_WORKERS workers) beside gunicorn (WEB_PROCESSES x WEB_THREADS,
 # config/gunicorn.py), DEBUG off, static files served by WhiteNoise.
 # The environment configures it (.env.example); without DJANGO_SECRET_KEY a key is
@@ -28,6 +29,8 @@ if [ "${1:-}" = "manage" ]; then
   exec "$PY" manage.py "$@"
 fi
 
+# The English UI: compile the message catalogues (Babel, pure Python; build output).
+"$PY" manage.py catalogue_compile >/dev/null
 "$PY" manage.py check --fail-level ERROR
 "$PY" manage.py migrate --noinput
 "$PY" manage.py collectstatic --noinput --verbosity 0

@@ -105,3 +105,14 @@ def candidates_via_job(teacher: Teacher, text: str) -> list[CoreCandidate]:
 def fact_via_confirm(teacher: Teacher, candidate: CoreCandidate) -> CoreFact:
     """The teacher confirms one of their candidates."""
     return candidate_confirm(candidate=candidate, actor_id=teacher.user.pk).fact
+
+
+def conversation_with_memories(teacher: Teacher) -> None:
+    """Two turns in one thread, the candidates the second proposed and one of them confirmed
+    (so a page has a conversation, pending candidates and a fact)."""
+    first = run_via_api(teacher, "出一份数据结构试卷", memory_job=True)
+    facts = "我教八年级数学。以后出题都用人教版教材。"
+    second = run_via_api(teacher, facts, str(first["thread_id"]), memory_job=True)
+    candidates = list(CoreCandidate.objects.filter(source_run_id=second["id"]).order_by("pk"))
+    assert len(candidates) >= 2, candidates
+    fact_via_confirm(teacher, candidates[0])

@@ -6,6 +6,7 @@ import json
 from io import StringIO
 
 import pytest
+from django.contrib.admin.utils import quote
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
@@ -96,7 +97,7 @@ def test_admin_pages_render_for_an_operator() -> None:
         "/admin/agents/run/",
         "/admin/agents/run/?memory_state__exact=done",
         "/admin/memory/thread/",
-        f"/admin/memory/thread/{thread_id}/change/",
+        f"/admin/memory/thread/{quote(thread_id)}/change/",  # "_" is escaped in admin URLs
         "/admin/memory/memoryop/",
         "/admin/memory/corecandidate/",
         "/admin/memory/corefact/",

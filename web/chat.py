@@ -23,6 +23,8 @@ def chat_strings() -> dict[str, str]:
         "you": _("我"),
         "assistant": _("助手"),
         "thinking": _("正在思考…"),
+        "answering": _("助手正在回答…"),
+        "answered": _("助手已回答。"),
         "untitled": _("未命名会话"),
         "newThreadTitle": _("新会话"),
         "newThreadHint": _("这是一个新会话。发送第一条消息后，它会出现在左侧的会话列表里。"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth import authenticate
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.authentication import BaseAuthentication
@@ -32,8 +33,8 @@ class TokenView(APIView):
             password=data.validated_data["password"],
         )
         if user is None or not user.is_active:
-            raise serializers.ValidationError({"non_field_errors": ["用户名或密码不正确。"]})
-        token, _ = Token.objects.get_or_create(user=user)
+            raise serializers.ValidationError({"non_field_errors": [_("用户名或密码不正确。")]})
+        token, _created = Token.objects.get_or_create(user=user)
         return Response({"token": token.key})
 
 

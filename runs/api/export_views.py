@@ -6,6 +6,7 @@ from typing import Any
 
 from django.http import HttpResponse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -29,7 +30,7 @@ class ExportQuery(serializers.Serializer):
 
 class RunNotExportable(APIException):
     status_code = 409
-    default_detail = "这一轮没有成功完成，没有可导出的内容。"
+    default_detail = _("这一轮没有成功完成，没有可导出的内容。")
     default_code = "run_not_completed"
 
 

@@ -37,6 +37,7 @@
     noticeText: $("memory-notice-text"),
     noticeDismiss: $("memory-notice-dismiss"),
     pageError: $("page-error"),
+    status: $("chat-status"),
     messages: $("messages"),
     composer: $("composer"),
     input: $("composer-input"),
@@ -254,15 +255,41 @@
     el.pageError.hidden = !text;
   }
 
+  // A short spoken status (visually hidden, role=status): "answering", "answered".
+  function announce(text) {
+    el.status.textContent = "";
+    if (text) window.setTimeout(function () { el.status.textContent = text; }, 50);
+  }
+
   // -- drawer (narrow screens) ---------------------------------------------------------
-  function setDrawer(open) {
+  /*
+   * An open drawer is modal: everything behind it is inert (no focus, hidden from screen
+   * readers), Esc, the close button and the backdrop close it, and focus goes back to the
+   * toggle. Choosing a thread or a new conversation closes it too (focus then goes to
+   * where the teacher continues).
+   */
+  var drawerMedia = window.matchMedia("(max-width: 720px)");
+
+  function drawerIsOpen() { return el.app.classList.contains("drawer-open"); }
+
+  function setDrawer(open, options) {
+    var wasOpen = drawerIsOpen();
+    open = open && drawerMedia.matches;
     el.app.classList.toggle("drawer-open", open);
     el.backdrop.hidden = !open;
     el.drawerToggle.setAttribute("aria-expanded", open ? "true" : "false");
+    behindDrawer().forEach(function (node) { node.inert = open; });
     if (open) {
-      var first = el.sidebar.querySelector("button");
+      var first = el.sidebar.querySelector("button:not([disabled])");
       if (first) first.focus();
+    } else if (wasOpen && !(options && options.keepFocus)) {
+      el.drawerToggle.focus();
     }
+  }
+
+  function behindDrawer() {
+    var header = document.querySelector(".site-header");
+    return [header, el.app.querySelector(".chat-main")].filter(Boolean);
   }
 
   // -- agents ------------------------------------------------------------------------------
@@ -288,9 +315,10 @@
       });
       // /chat/?thread=<id> (links from the memory panel) opens that conversation.
       var wanted = new URLSearchParams(window.location.search).get("thread");
+      var linkFailed = false;
       var linked = wanted ? request("threads/" + encodeURIComponent(wanted)).then(
         function (thread) { return thread; },
-        function () { showPageError(t("notFound")); return null; }
+        function () { linkFailed = true; return null; }
       ) : Promise.resolve(null);
       return linked.then(function (thread) {
         if (wanted && window.history && window.history.replaceState) {
@@ -299,7 +327,8 @@
         var saved = thread ? String(thread.agent_id) : store.get("agent");
         var chosen = state.agents.filter(function (a) { return String(a.id) === saved; })[0] || state.agents[0];
         el.agentSelect.value = String(chosen.id);
-        return selectAgent(chosen, thread && String(thread.agent_id) === String(chosen.id) ? thread.id : null);
+        return selectAgent(chosen, thread && String(thread.agent_id) === String(chosen.id) ? thread.id : null)
+          .then(function () { if (linkFailed) showPageError(t("notFound")); });
       });
     });
   }
@@ -366,7 +395,10 @@
     if (thread.id === state.threadId) li.classList.add("current");
     var open = button("thread-open", null, function () {
       openThread(thread.id);
-      setDrawer(false);
+      if (drawerIsOpen()) {
+        setDrawer(false, { keepFocus: true });
+        el.input.focus();
+      }
     });
     if (thread.id === state.threadId) open.setAttribute("aria-current", "true");
     open.appendChild(make("span", "thread-name", thread.title || t("untitled")));
@@ -704,8 +736,11 @@
     el.messages.appendChild(userMessage(text, continueRunId ? state.turnNumbers[continueRunId] : null));
     var msg = assistantMessage();
     msg.node.classList.add("streaming");
+    // A screen reader hears the bubble once it is complete, not every streamed frame.
+    msg.node.setAttribute("aria-busy", "true");
     msg.body.textContent = t("thinking");
     el.messages.appendChild(msg.node);
+    announce(t("answering"));
     scrollToEnd(true);
 
     var received = "";
@@ -729,6 +764,8 @@
       } else if (event === "done") {
         outcome = "done";
         msg.complete(data.run.id, data.run.output);
+        msg.node.setAttribute("aria-busy", "false");
+        announce(t("answered"));
         scrollToEnd(false);
       } else if (event === "error") {
         outcome = new ApiError(200, data, "run");
@@ -768,8 +805,10 @@
       }
       var failedRunId = (err.kind === "run" && err.data && err.data.run_id) || runId;
       msg.node.classList.remove("streaming");
+      msg.node.setAttribute("aria-busy", "false");
       msg.stopStream();
       msg.body.textContent = "";
+      announce("");
       msg.fail(failedRunId, friendlyError(err), function () { retrySend(text, retryContinue); });
       // Never lose what the teacher typed.
       if (state.agent === agent && !el.input.value.trim()) {
@@ -815,7 +854,11 @@
     var box = el.dialogBody;
     box.textContent = "";
     box.appendChild(make("p", "muted", t("contextIntro")));
-    if (data.injected_text) box.appendChild(make("pre", "injected-text", data.injected_text));
+    if (data.injected_text) {
+      var injected = make("pre", "injected-text", data.injected_text);
+      injected.tabIndex = 0; // it scrolls: reachable and scrollable by keyboard
+      box.appendChild(injected);
+    }
     else box.appendChild(make("p", "context-empty", t("contextEmpty")));
 
     var manifest = data.manifest || {};
@@ -848,7 +891,10 @@
     }
   }
 
+  var dialogOpener = null;
+
   function openContext(runId) {
+    dialogOpener = document.activeElement;
     el.dialogBody.textContent = "";
     el.dialogBody.appendChild(make("p", "muted", t("contextLoading")));
     if (typeof el.dialog.showModal === "function") el.dialog.showModal();
@@ -863,6 +909,13 @@
     if (typeof el.dialog.close === "function") el.dialog.close();
     else el.dialog.removeAttribute("open");
   }
+
+  // However it closes (Esc, the close button, the backdrop), focus goes back to the
+  // button that opened it.
+  el.dialog.addEventListener("close", function () {
+    if (dialogOpener && dialogOpener.isConnected) dialogOpener.focus();
+    dialogOpener = null;
+  });
 
   // -- wiring --------------------------------------------------------------------------------
   el.chipDismiss.setAttribute("aria-label", t("continueChipDismiss"));
@@ -888,7 +941,7 @@
   });
   el.newThread.addEventListener("click", function () {
     startNewThread();
-    setDrawer(false);
+    setDrawer(false, { keepFocus: true });
     el.input.focus();
   });
   el.threadMore.addEventListener("click", function () { loadThreads(false); });
@@ -897,14 +950,18 @@
     if (state.agent) store.set("memoryNoticeSeen." + state.agent.id, "1");
     el.notice.hidden = true;
   });
-  el.drawerToggle.addEventListener("click", function () {
-    setDrawer(!el.app.classList.contains("drawer-open"));
-  });
-  el.drawerClose.addEventListener("click", function () { setDrawer(false); el.drawerToggle.focus(); });
+  el.drawerToggle.addEventListener("click", function () { setDrawer(!drawerIsOpen()); });
+  el.drawerClose.addEventListener("click", function () { setDrawer(false); });
   el.backdrop.addEventListener("click", function () { setDrawer(false); });
   document.addEventListener("keydown", function (event) {
-    if (event.key === "Escape" && el.app.classList.contains("drawer-open")) setDrawer(false);
+    // Not while the thread rename box handles its own Esc (it cancels the rename).
+    if (event.key === "Escape" && drawerIsOpen() && !event.defaultPrevented) {
+      event.preventDefault();
+      setDrawer(false);
+    }
   });
+  // Wider than a phone, the sidebar is no drawer: nothing may stay inert.
+  drawerMedia.addEventListener("change", function () { if (drawerIsOpen()) setDrawer(false); });
   el.dialogClose.addEventListener("click", closeDialog);
   el.dialog.addEventListener("click", function (event) {
     if (event.target === el.dialog) closeDialog(); // a click on the backdrop

@@ -279,6 +279,11 @@
     wrapper.className = "md-block";
     var fragment = mdPurify.sanitize(html);
     typesetAll(fragment);
+    // Code, tables and display formulas scroll sideways when wide: keyboard users reach
+    // and scroll them too (set here, after sanitising; a model's own tabindex is dropped).
+    Array.prototype.forEach.call(fragment.querySelectorAll("pre, table, .md-math-display"), function (node) {
+      node.setAttribute("tabindex", "0");
+    });
     wrapper.appendChild(fragment);
     wrapper.mdSource = html;
     return wrapper;

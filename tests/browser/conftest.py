@@ -45,10 +45,11 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
-def _new_page(browser: Any, viewport: dict[str, int], **extra: Any) -> Any:
+def new_page(browser: Any, viewport: dict[str, int], *, locale: str = "zh-CN", **extra: Any) -> Any:
+    """A page in a fresh context; ``locale`` is also the browser's Accept-Language."""
     # Reduced motion: the drawer opens without a transition, so screenshots are settled.
     context = browser.new_context(
-        viewport=viewport, locale="zh-CN", reduced_motion="reduce", **extra
+        viewport=viewport, locale=locale, reduced_motion="reduce", **extra
     )
     context.set_default_timeout(10_000)
     page = context.new_page()
@@ -60,7 +61,7 @@ def _new_page(browser: Any, viewport: dict[str, int], **extra: Any) -> Any:
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     """A fresh browser context (own cookies and localStorage) at desktop size."""
-    page = _new_page(browser, DESKTOP)
+    page = new_page(browser, DESKTOP)
     yield page
     errors = list(page.errors)
     page.context.close()
@@ -69,7 +70,7 @@ def page(browser: Any) -> Iterator[Any]:
 
 @pytest.fixture
 def phone_page(browser: Any) -> Iterator[Any]:
-    page = _new_page(browser, PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
+    page = new_page(browser, PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
     yield page
     errors = list(page.errors)
     page.context.close()

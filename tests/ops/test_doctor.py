@@ -179,6 +179,7 @@ def test_a_healthy_installation_passes_and_a_stopped_worker_is_noticed(
             "queue depth",
             "tokenizer",
             "static files",
+            "message catalogues",
             "time zone",
             "provider fake",
         }

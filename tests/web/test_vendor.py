@@ -18,16 +18,28 @@ VENDOR = ROOT / "static" / "vendor"
 PINS = json.loads((ROOT / "scripts" / "vendor-js" / "package.json").read_text())["dependencies"]
 
 
+# The browser tests' own libraries (axe-core): vendored beside them, never served.
+TEST_VENDOR = ROOT / "tests" / "browser" / "vendor"
+TEST_ONLY = {"axe-core"}
+
+
 def test_every_pinned_package_is_listed_with_its_version_and_licence_text() -> None:
-    table = (VENDOR / "LICENSES.md").read_text()
     lock = json.loads((ROOT / "scripts" / "vendor-js" / "package-lock.json").read_text())
     for name, version in PINS.items():
+        folder = TEST_VENDOR if name in TEST_ONLY else VENDOR
+        table = (folder / "LICENSES.md").read_text()
         assert re.fullmatch(r"\d+\.\d+\.\d+", version), f"{name} is not pinned exactly"
         assert lock["packages"][f"node_modules/{name}"]["version"] == version
         row = next(line for line in table.splitlines() if line.startswith(f"| {name} "))
         assert f"| {version} |" in row
         for licence in re.findall(r"[\w./@-]+LICENSE[\w.-]*", row.split("|")[5]):
-            assert (VENDOR / licence).is_file(), licence
+            assert (folder / licence).is_file(), licence
+
+
+def test_test_only_libraries_are_not_among_the_served_static_files() -> None:
+    assert (TEST_VENDOR / "axe-core" / "axe.min.js").is_file()
+    served = [str(path) for path in (ROOT / "static").rglob("*") if "axe" in path.name]
+    assert served == []
 
 
 def test_katex_fonts_are_served_from_the_vendor_folder() -> None:
