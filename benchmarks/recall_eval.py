@@ -233,10 +233,10 @@ def score_rows(results: Sequence[Result], threshold: float) -> Row:
     hit3 = [bool({h.doc_id for h in r.own[:3]} & r.ask.relevant) for r in answerable]
     injected = [any(h.doc_id in r.ask.relevant for h in passes(r.own)) for r in answerable]
     fires = [bool(passes(r.own)) for r in answerable]
+    # One (question, other person's memory) pair at a time: a set asks each question
+    # against one other scope (MADial, teacher) or against every other one (MemoryBank).
     false = [
-        any(passes(hits) for hits in r.other_hits)
-        for r in results
-        if r.ask.others and r.ask.relevant
+        bool(passes(hits)) for r in results if r.ask.relevant for hits in r.other_hits
     ]
     none_fires = [bool(passes(r.own)) for r in unanswerable]
     mean = lambda xs: float(np.mean(xs)) if xs else float("nan")  # noqa: E731
@@ -502,7 +502,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fit", action="store_true", help="refit the gate and print it")
     parser.add_argument("--tokenizers", action="store_true", help="compare segmenters")
     parser.add_argument("--json", type=Path, help="write the main figures here")
-    parser.add_argument("--sets", default="madial-zh,madial-en,teacher")
+    parser.add_argument(
+        "--sets", default="madial-zh,madial-en,teacher,memorybank-en,memorybank-cn"
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     sets = {name: data for name, data in load_all().items() if name in args.sets.split(",")}
