@@ -20,6 +20,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import recall_people_data
 import recall_teacher_data
 
 from memory.recall import entry_text
@@ -42,6 +43,8 @@ RECENT_TURNS = 2
 HELD_BACK_SHARE = 0.3
 #: Teachers held back from fitting.
 HELD_BACK_TEACHERS = 10
+#: Pairs of the generated people set held back from fitting.
+HELD_BACK_PAIRS = 5
 
 _LINE = re.compile(r'^\s*<([^>]*)>\s*:\s*"?(.*?)"?\s*$', re.S)
 _ASSISTANT = "Assistant"
@@ -169,6 +172,32 @@ def load_teacher() -> DevSet:
     return DevSet("teacher", scopes, asks, held)
 
 
+def load_people() -> DevSet:
+    """The generated English multi-session chat set (``benchmarks/recall_people_data.py``):
+    one scope per pair of friends, one entry per turn with its reply."""
+    data = recall_people_data.generate()
+    scopes = {
+        p.sid: [(t.tid, entry_text(user_input=t.text, output=t.reply)) for t in p.turns]
+        for p in data.pairs
+    }
+    held_scopes = {p.sid for p in data.pairs[-HELD_BACK_PAIRS:]}
+    asks = [
+        Ask(
+            qid=q.qid,
+            scope=q.scope,
+            message=q.message,
+            turns=(),
+            summary="",
+            relevant=q.relevant,
+            others=(data.other[q.qid],) if q.qid in data.other else (),
+            kind=q.kind,
+        )
+        for q in data.questions
+    ]
+    held = {q.qid for q in data.questions if q.scope in held_scopes}
+    return DevSet("people-en", scopes, asks, held)
+
+
 def _mirror_file(path: str) -> str:
     """A file of the MemoryBank mirror (a bare git directory, or a checkout)."""
     checkout = MEMORYBANK_MIRROR / path
@@ -246,6 +275,7 @@ def load_all() -> dict[str, DevSet]:
         "madial-zh": load_madial("zh"),
         "madial-en": load_madial("en"),
         "teacher": load_teacher(),
+        "people-en": load_people(),
     }
     missing = memorybank_missing()
     if missing is None:
