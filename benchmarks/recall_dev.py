@@ -215,7 +215,9 @@ def _mirror_file(path: str) -> str:
 def memorybank_missing() -> str | None:
     """Why the MemoryBank sets cannot be loaded here, or None."""
     if not MEMORYBANK_MIRROR.exists():
-        return f"no MemoryBank-SiliconFriend mirror at {MEMORYBANK_MIRROR} (AGENT_MEMORY_MEMORYBANK)"
+        return (
+            f"no MemoryBank-SiliconFriend mirror at {MEMORYBANK_MIRROR} (AGENT_MEMORY_MEMORYBANK)"
+        )
     return None
 
 
@@ -227,7 +229,9 @@ def load_memorybank(lang: str) -> DevSet:
     question is also asked against every other user's memory."""
     histories = {
         name.strip(): value["history"]
-        for name, value in json.loads(_mirror_file(f"eval_data/{lang}/memory_bank_{lang}.json")).items()
+        for name, value in json.loads(
+            _mirror_file(f"eval_data/{lang}/memory_bank_{lang}.json")
+        ).items()
     }
     probing = [
         (name.strip(), questions)

@@ -235,9 +235,7 @@ def score_rows(results: Sequence[Result], threshold: float) -> Row:
     fires = [bool(passes(r.own)) for r in answerable]
     # One (question, other person's memory) pair at a time: a set asks each question
     # against one other scope (MADial, teacher) or against every other one (MemoryBank).
-    false = [
-        bool(passes(hits)) for r in results if r.ask.relevant for hits in r.other_hits
-    ]
+    false = [bool(passes(hits)) for r in results if r.ask.relevant for hits in r.other_hits]
     none_fires = [bool(passes(r.own)) for r in unanswerable]
     mean = lambda xs: float(np.mean(xs)) if xs else float("nan")  # noqa: E731
     return Row(
@@ -405,9 +403,7 @@ def _worst_false(parts: dict[str, list[Result]], names: Sequence[str], threshold
     return max(score_rows(p, threshold).false_injection for p in present)
 
 
-def choose_threshold(
-    results: dict[str, list[Result]], w: np.ndarray
-) -> tuple[float, float]:
+def choose_threshold(results: dict[str, list[Result]], w: np.ndarray) -> tuple[float, float]:
     """The threshold and the ``cjk`` shift, by the rule of :data:`THRESHOLD_SETS`, on
     the development parts given (``results``: set name -> its development results)."""
     english = {n: rescore(r, w) for n, r in results.items() if n in THRESHOLD_SETS["en"]}

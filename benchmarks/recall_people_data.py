@@ -36,11 +36,40 @@ SESSIONS = (10, 14)
 TURNS_PER_SESSION = (8, 14)
 EVENTS_PER_SESSION = (0, 2)
 
-NAMES = (
-    "Nadia Omar Priya Tomas Leila Marcus Hana Diego Ingrid Kofi Sofia Ravi Elena Jonah "
-    "Amara Felix Yuki Mateo Chloe Arjun Greta Samir Naomi Lucas Zara Emil Maya Theo Ines "
-    "Kenji Olga Bruno"
-).split()
+NAMES = [
+    "Nadia",
+    "Omar",
+    "Priya",
+    "Tomas",
+    "Leila",
+    "Marcus",
+    "Hana",
+    "Diego",
+    "Ingrid",
+    "Kofi",
+    "Sofia",
+    "Ravi",
+    "Elena",
+    "Jonah",
+    "Amara",
+    "Felix",
+    "Yuki",
+    "Mateo",
+    "Chloe",
+    "Arjun",
+    "Greta",
+    "Samir",
+    "Naomi",
+    "Lucas",
+    "Zara",
+    "Emil",
+    "Maya",
+    "Theo",
+    "Ines",
+    "Kenji",
+    "Olga",
+    "Bruno",
+]
 
 # kind -> (statement templates, reply templates, question templates, detail pools)
 # {d} is the detail, {d2} a second detail; questions use {name}.
@@ -50,12 +79,26 @@ EVENTS: dict[str, dict[str, tuple[str, ...]]] = {
             "We finally adopted a {d2} from the shelter, we named him {d}!",
             "Big news, I brought home a little {d2} last weekend. His name is {d}.",
         ),
-        "reply": ("{d} is such a cute name, I hope he settles in well.", "Aww, a {d2}! Send me photos of {d}."),
+        "reply": (
+            "{d} is such a cute name, I hope he settles in well.",
+            "Aww, a {d2}! Send me photos of {d}.",
+        ),
         "ask": (
             "What is the name of the {d2q} {name} adopted?",
             "What did {name} name the new pet?",
         ),
-        "d": ("Biscuit", "Pepper", "Mochi", "Rocket", "Waffles", "Ziggy", "Bruno", "Oreo", "Maple", "Noodle"),
+        "d": (
+            "Biscuit",
+            "Pepper",
+            "Mochi",
+            "Rocket",
+            "Waffles",
+            "Ziggy",
+            "Bruno",
+            "Oreo",
+            "Maple",
+            "Noodle",
+        ),
         "d2": ("puppy", "kitten", "rabbit", "parrot"),
     },
     "trip": {
@@ -68,7 +111,18 @@ EVENTS: dict[str, dict[str, tuple[str, ...]]] = {
             "Which city did {name} travel to for the {d2}?",
             "Where did {name} go for the {d2}?",
         ),
-        "d": ("Lisbon", "Kyoto", "Montreal", "Krakow", "Seville", "Nairobi", "Oslo", "Hanoi", "Valparaiso", "Tbilisi"),
+        "d": (
+            "Lisbon",
+            "Kyoto",
+            "Montreal",
+            "Krakow",
+            "Seville",
+            "Nairobi",
+            "Oslo",
+            "Hanoi",
+            "Valparaiso",
+            "Tbilisi",
+        ),
         "d2": ("conference", "wedding", "job interview", "workshop", "family reunion"),
     },
     "painting": {
@@ -78,17 +132,36 @@ EVENTS: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "reply": ("A {d}? I'd love to see it.", "You should frame that {d}, it sounds lovely."),
         "ask": ("What did {name} paint recently?", "What was the subject of {name}'s painting?"),
-        "d": ("lighthouse at dusk", "field of sunflowers", "sunrise over the lake", "portrait of my grandmother", "harbor with fishing boats", "snowy mountain cabin"),
+        "d": (
+            "lighthouse at dusk",
+            "field of sunflowers",
+            "sunrise over the lake",
+            "portrait of my grandmother",
+            "harbor with fishing boats",
+            "snowy mountain cabin",
+        ),
         "d2": ("",),
     },
     "book": {
         "say": (
             "I'm reading \"{d}\" right now and I can't put it down.",
-            "Just finished \"{d}\", the ending really got me.",
+            'Just finished "{d}", the ending really got me.',
         ),
-        "reply": ("I've heard good things about \"{d}\".", "Is \"{d}\" worth reading? I need something new."),
+        "reply": (
+            'I\'ve heard good things about "{d}".',
+            'Is "{d}" worth reading? I need something new.',
+        ),
         "ask": ("What book was {name} reading?", "Which novel did {name} recommend?"),
-        "d": ("The Night Circus", "Station Eleven", "Pachinko", "The Overstory", "Circe", "Klara and the Sun", "A Gentleman in Moscow", "The Vanishing Half"),
+        "d": (
+            "The Night Circus",
+            "Station Eleven",
+            "Pachinko",
+            "The Overstory",
+            "Circe",
+            "Klara and the Sun",
+            "A Gentleman in Moscow",
+            "The Vanishing Half",
+        ),
         "d2": ("",),
     },
     "workshop": {
@@ -96,9 +169,21 @@ EVENTS: dict[str, dict[str, tuple[str, ...]]] = {
             "I signed up for a {d} class at the community center, the first session was fun.",
             "Went to a {d} workshop on Saturday, I'm terrible at it but loved it.",
         ),
-        "reply": ("A {d} class, how brave! Will you keep going?", "I tried {d} once, it's harder than it looks."),
+        "reply": (
+            "A {d} class, how brave! Will you keep going?",
+            "I tried {d} once, it's harder than it looks.",
+        ),
         "ask": ("What kind of class did {name} sign up for?", "Which workshop did {name} attend?"),
-        "d": ("pottery", "salsa dancing", "woodworking", "sourdough baking", "improv comedy", "calligraphy", "rock climbing", "beekeeping"),
+        "d": (
+            "pottery",
+            "salsa dancing",
+            "woodworking",
+            "sourdough baking",
+            "improv comedy",
+            "calligraphy",
+            "rock climbing",
+            "beekeeping",
+        ),
         "d2": ("",),
     },
     "job": {
@@ -108,8 +193,23 @@ EVENTS: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "reply": ("Congratulations on the {d} job!", "{d2} is lucky to have you."),
         "ask": ("What new job did {name} start?", "Which company did {name} join?"),
-        "d": ("nurse", "data analyst", "high school teacher", "sous chef", "architect", "paramedic", "librarian"),
-        "d2": ("Riverside Hospital", "Brightwave", "Lincoln High", "Harbor Bistro", "Northgate Studio", "the city library"),
+        "d": (
+            "nurse",
+            "data analyst",
+            "high school teacher",
+            "sous chef",
+            "architect",
+            "paramedic",
+            "librarian",
+        ),
+        "d2": (
+            "Riverside Hospital",
+            "Brightwave",
+            "Lincoln High",
+            "Harbor Bistro",
+            "Northgate Studio",
+            "the city library",
+        ),
     },
     "race": {
         "say": (
@@ -118,7 +218,13 @@ EVENTS: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "reply": ("{d2} in the {d} is impressive!", "Wow, the {d}! How do you feel?"),
         "ask": ("What race did {name} run?", "What was {name}'s time in the race?"),
-        "d": ("Chicago marathon", "charity 10k", "trail half marathon", "Harbor Bridge run", "midnight 5k"),
+        "d": (
+            "Chicago marathon",
+            "charity 10k",
+            "trail half marathon",
+            "Harbor Bridge run",
+            "midnight 5k",
+        ),
         "d2": ("under four hours", "52 minutes", "two hours flat", "27 minutes"),
     },
     "group": {
@@ -126,9 +232,19 @@ EVENTS: dict[str, dict[str, tuple[str, ...]]] = {
             "I went to a {d} meeting last night, everyone was so welcoming.",
             "Joined a {d} a few weeks ago and it has helped me a lot.",
         ),
-        "reply": ("I'm glad the {d} feels welcoming.", "That {d} sounds like a good place for you."),
+        "reply": (
+            "I'm glad the {d} feels welcoming.",
+            "That {d} sounds like a good place for you.",
+        ),
         "ask": ("What group did {name} join?", "Which meeting did {name} go to?"),
-        "d": ("grief support group", "book club", "chess club", "volunteer fire brigade", "birdwatching society", "community garden"),
+        "d": (
+            "grief support group",
+            "book club",
+            "chess club",
+            "volunteer fire brigade",
+            "birdwatching society",
+            "community garden",
+        ),
         "d2": ("",),
     },
 }
@@ -271,9 +387,7 @@ def generate(seed: int = SEED, n_pairs: int = N_PAIRS) -> PeopleSet:
                 )
                 questions.append(Question(len(questions), pair.sid, message, frozenset(), "none"))
     other = {
-        q.qid: (q.scope + 1 + rng.randrange(n_pairs - 1)) % n_pairs
-        for q in questions
-        if q.relevant
+        q.qid: (q.scope + 1 + rng.randrange(n_pairs - 1)) % n_pairs for q in questions if q.relevant
     }
     return PeopleSet(pairs, questions, other)
 

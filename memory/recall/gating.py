@@ -61,8 +61,8 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
-    "COEFFICIENTS",
     "CJK_SHIFT",
+    "COEFFICIENTS",
     "DEFAULT_THRESHOLD",
     "FEATURES",
     "GATE_LIMIT",

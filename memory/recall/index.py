@@ -500,8 +500,7 @@ class RecallIndex:
             unseen_idf=float(self.idf(0)),
             background=float((masses * share).sum()),
             spread=float(np.sqrt((masses**2 * share * (1.0 - share)).sum())),
-            cjk_weight=float(term_weights[informative & np.asarray(known_cjk)].sum())
-            + unknown_cjk,
+            cjk_weight=float(term_weights[informative & np.asarray(known_cjk)].sum()) + unknown_cjk,
         )
         scores = relevance_many(top_raws, query)
         doc_ids = self._doc_ids[top_slots].tolist()
