@@ -132,7 +132,7 @@ def feature_rows(raws: npt.NDArray[np.float64], query: QueryEvidence) -> npt.NDA
     with np.errstate(divide="ignore"):
         out[:, 1] = np.log(np.maximum(raws, _TINY) / max(mass, _TINY))
     out[:, 2] = math.log(max(weight, _TINY))
-    out[:, 3] = query.cjk_weight / weight if weight > 0 else 0.0
+    out[:, 3] = min(1.0, query.cjk_weight / weight) if weight > 0 else 0.0
     return out
 
 
