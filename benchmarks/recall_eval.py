@@ -2,7 +2,7 @@
 
 Run from the project root::
 
-    .venv/bin/python benchmarks/recall_eval.py              # the tables (~1-2 min)
+    .venv/bin/python benchmarks/recall_eval.py              # the tables (~1 min)
     .venv/bin/python benchmarks/recall_eval.py --fit        # refit the gate, print COEFFICIENTS
     .venv/bin/python benchmarks/recall_eval.py --tokenizers # bigrams vs jieba vs rjieba
     .venv/bin/python benchmarks/recall_eval.py --json out.json
@@ -16,9 +16,19 @@ Development sets (``benchmarks/recall_dev.py`` loads them):
 * ``teacher``: ``benchmarks/recall_teacher_data.py`` (generated, seeded): 36 teachers
   (200-300 runs each; one in four is new, with 8-40); paraphrased references back,
   vague follow-ups in a thread about a topic, and questions with no relevant past run.
+* ``people-en``: ``benchmarks/recall_people_data.py`` (generated, seeded): 16 pairs of
+  friends chatting over 10-14 sessions, questions that name the person; a mechanism
+  check (names unknown to another pair's memory), not a target.
+* ``memorybank-en``, ``memorybank-cn``: MemoryBank-SiliconFriend (MIT), 15 users x 10
+  days of chat with a companion, one entry per turn, its probing questions asked alone
+  against the user's memory and against each of the 14 others; relevance is ours
+  (``benchmarks/data/memorybank_relevance.json``, with the rule). Read from a local git
+  mirror (``AGENT_MEMORY_MEMORYBANK``); without it these two sets are skipped and the
+  run says so.
 
 Splits: every set has a *held-back* part that the gate is never fitted on (MADial: 30 %
-of the dialogues, by a hash of the dialogue number; teacher: 10 of the 36 teachers). The
+of the dialogues, by a hash of the dialogue number; teacher: 10 of the 36 teachers;
+people-en: 5 of the 16 pairs; MemoryBank: every third user). The
 relevance labels of the development part are the only labels the fit sees.
 
 Measured, per set and split, for today's recall and the new one side by side:
@@ -27,7 +37,8 @@ Measured, per set and split, for today's recall and the new one side by side:
   relevant entry among the top 3), over answerable questions;
 * relevant injected: a relevant entry is among the top 3 *and* passes the gate;
 * false injection: the same question asked against another person's memory (MADial:
-  each other user; teacher: one teacher of another subject): anything passes the gate;
+  the other user; teacher: one teacher of another subject; people-en: one other pair;
+  MemoryBank: each other user), counted per (question, memory) pair: anything passes;
 * no-answer fires (teacher): a question with no relevant past run fires on its own scope.
 
 "today" is the shipped recall before this change (``benchmarks/_recall_legacy.py``): its
