@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,17 +20,31 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import recall_people_data
 import recall_teacher_data
 
+from memory.recall import entry_text
 from tests.devdata import dev_data
 
 MADIAL = dev_data() / "recall-dev" / "madial"
+#: A git mirror of MemoryBank-SiliconFriend (MIT); read in place, never copied here.
+MEMORYBANK_MIRROR = Path(
+    os.environ.get(
+        "AGENT_MEMORY_MEMORYBANK", "/work/.mirror/zhongwanjun+MemoryBank-SiliconFriend/repo"
+    )
+)
+#: Our relevance labels for its probing questions (the rule is in the file).
+MEMORYBANK_LABELS = Path(__file__).resolve().parent / "data" / "memorybank_relevance.json"
+#: Every third MemoryBank user (positions 2, 5, 8, ...) is held back from fitting.
+HELD_BACK_EVERY = 3
 #: Turns the product keeps verbatim in a thread (settings.THREAD_RECENT_TURNS).
 RECENT_TURNS = 2
 #: Share of MADial dialogues held back from fitting (chosen by a hash of the number).
 HELD_BACK_SHARE = 0.3
 #: Teachers held back from fitting.
 HELD_BACK_TEACHERS = 10
+#: Pairs of the generated people set held back from fitting.
+HELD_BACK_PAIRS = 5
 
 _LINE = re.compile(r'^\s*<([^>]*)>\s*:\s*"?(.*?)"?\s*$', re.S)
 _ASSISTANT = "Assistant"
@@ -156,9 +172,119 @@ def load_teacher() -> DevSet:
     return DevSet("teacher", scopes, asks, held)
 
 
+def load_people() -> DevSet:
+    """The generated English multi-session chat set (``benchmarks/recall_people_data.py``):
+    one scope per pair of friends, one entry per turn with its reply."""
+    data = recall_people_data.generate()
+    scopes = {
+        p.sid: [(t.tid, entry_text(user_input=t.text, output=t.reply)) for t in p.turns]
+        for p in data.pairs
+    }
+    held_scopes = {p.sid for p in data.pairs[-HELD_BACK_PAIRS:]}
+    asks = [
+        Ask(
+            qid=q.qid,
+            scope=q.scope,
+            message=q.message,
+            turns=(),
+            summary="",
+            relevant=q.relevant,
+            others=(data.other[q.qid],) if q.qid in data.other else (),
+            kind=q.kind,
+        )
+        for q in data.questions
+    ]
+    held = {q.qid for q in data.questions if q.scope in held_scopes}
+    return DevSet("people-en", scopes, asks, held)
+
+
+def _mirror_file(path: str) -> str:
+    """A file of the MemoryBank mirror (a bare git directory, or a checkout)."""
+    checkout = MEMORYBANK_MIRROR / path
+    if checkout.is_file():
+        return checkout.read_text(encoding="utf-8")
+    return subprocess.run(
+        ["git", "-C", str(MEMORYBANK_MIRROR), "show", f"HEAD:{path}"],
+        check=True,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+    ).stdout
+
+
+def memorybank_missing() -> str | None:
+    """Why the MemoryBank sets cannot be loaded here, or None."""
+    if not MEMORYBANK_MIRROR.exists():
+        return (
+            f"no MemoryBank-SiliconFriend mirror at {MEMORYBANK_MIRROR} (AGENT_MEMORY_MEMORYBANK)"
+        )
+    return None
+
+
+def load_memorybank(lang: str) -> DevSet:
+    """MemoryBank-SiliconFriend (``en`` or ``cn``): one scope per user, one entry per turn
+    (the user's message and the companion's reply, as :func:`entry_text` stores a run),
+    one question per probing question, asked alone (it opens a new thread). Relevance:
+    our labels (``benchmarks/data/memorybank_relevance.json``). False injection: each
+    question is also asked against every other user's memory."""
+    histories = {
+        name.strip(): value["history"]
+        for name, value in json.loads(
+            _mirror_file(f"eval_data/{lang}/memory_bank_{lang}.json")
+        ).items()
+    }
+    probing = [
+        (name.strip(), questions)
+        for line in _mirror_file(f"eval_data/{lang}/probing_questions_{lang}.jsonl").splitlines()
+        if line.strip()
+        for name, questions in json.loads(line).items()
+    ]
+    labels = json.loads(MEMORYBANK_LABELS.read_text(encoding="utf-8"))["labels"][lang]
+    users = [name for name, _ in probing]
+    scopes: dict[int, list[tuple[int, str]]] = {}
+    turn_ids: dict[tuple[int, str], int] = {}
+    for uid, name in enumerate(users):
+        entries = scopes.setdefault(uid, [])
+        for day in sorted(histories[name]):
+            for position, turn in enumerate(histories[name][day]):
+                eid = 1000 * uid + len(entries)
+                turn_ids[uid, f"{day}#{position}"] = eid
+                entries.append(
+                    (eid, entry_text(user_input=turn["query"], output=turn["response"] or ""))
+                )
+    asks: list[Ask] = []
+    held: set[int] = set()
+    for uid, (name, questions) in enumerate(probing):
+        for number, question in enumerate(questions):
+            qid = 100 * uid + number
+            relevant = frozenset(turn_ids[uid, label] for label in labels[name][number])
+            asks.append(
+                Ask(
+                    qid=qid,
+                    scope=uid,
+                    message=question.strip().strip('"'),
+                    turns=(),
+                    summary="",
+                    relevant=relevant,
+                    others=tuple(u for u in scopes if u != uid),
+                )
+            )
+            if uid % HELD_BACK_EVERY == HELD_BACK_EVERY - 1:
+                held.add(qid)
+    return DevSet(f"memorybank-{lang}", scopes, asks, held)
+
+
 def load_all() -> dict[str, DevSet]:
-    return {
+    sets = {
         "madial-zh": load_madial("zh"),
         "madial-en": load_madial("en"),
         "teacher": load_teacher(),
+        "people-en": load_people(),
     }
+    missing = memorybank_missing()
+    if missing is None:
+        sets["memorybank-en"] = load_memorybank("en")
+        sets["memorybank-cn"] = load_memorybank("cn")
+    else:
+        print(f"memorybank-en, memorybank-cn: not measured ({missing})")
+    return sets

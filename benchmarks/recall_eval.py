@@ -2,7 +2,7 @@
 
 Run from the project root::
 
-    .venv/bin/python benchmarks/recall_eval.py              # the tables (~1-2 min)
+    .venv/bin/python benchmarks/recall_eval.py              # the tables (~1 min)
     .venv/bin/python benchmarks/recall_eval.py --fit        # refit the gate, print COEFFICIENTS
     .venv/bin/python benchmarks/recall_eval.py --tokenizers # bigrams vs jieba vs rjieba
     .venv/bin/python benchmarks/recall_eval.py --json out.json
@@ -16,9 +16,19 @@ Development sets (``benchmarks/recall_dev.py`` loads them):
 * ``teacher``: ``benchmarks/recall_teacher_data.py`` (generated, seeded): 36 teachers
   (200-300 runs each; one in four is new, with 8-40); paraphrased references back,
   vague follow-ups in a thread about a topic, and questions with no relevant past run.
+* ``people-en``: ``benchmarks/recall_people_data.py`` (generated, seeded): 16 pairs of
+  friends chatting over 10-14 sessions, questions that name the person; a mechanism
+  check (names unknown to another pair's memory), not a target.
+* ``memorybank-en``, ``memorybank-cn``: MemoryBank-SiliconFriend (MIT), 15 users x 10
+  days of chat with a companion, one entry per turn, its probing questions asked alone
+  against the user's memory and against each of the 14 others; relevance is ours
+  (``benchmarks/data/memorybank_relevance.json``, with the rule). Read from a local git
+  mirror (``AGENT_MEMORY_MEMORYBANK``); without it these two sets are skipped and the
+  run says so.
 
 Splits: every set has a *held-back* part that the gate is never fitted on (MADial: 30 %
-of the dialogues, by a hash of the dialogue number; teacher: 10 of the 36 teachers). The
+of the dialogues, by a hash of the dialogue number; teacher: 10 of the 36 teachers;
+people-en: 5 of the 16 pairs; MemoryBank: every third user). The
 relevance labels of the development part are the only labels the fit sees.
 
 Measured, per set and split, for today's recall and the new one side by side:
@@ -27,7 +37,8 @@ Measured, per set and split, for today's recall and the new one side by side:
   relevant entry among the top 3), over answerable questions;
 * relevant injected: a relevant entry is among the top 3 *and* passes the gate;
 * false injection: the same question asked against another person's memory (MADial:
-  each other user; teacher: one teacher of another subject): anything passes the gate;
+  the other user; teacher: one teacher of another subject; people-en: one other pair;
+  MemoryBank: each other user), counted per (question, memory) pair: anything passes;
 * no-answer fires (teacher): a question with no relevant past run fires on its own scope.
 
 "today" is the shipped recall before this change (``benchmarks/_recall_legacy.py``): its
@@ -233,11 +244,9 @@ def score_rows(results: Sequence[Result], threshold: float) -> Row:
     hit3 = [bool({h.doc_id for h in r.own[:3]} & r.ask.relevant) for r in answerable]
     injected = [any(h.doc_id in r.ask.relevant for h in passes(r.own)) for r in answerable]
     fires = [bool(passes(r.own)) for r in answerable]
-    false = [
-        any(passes(hits) for hits in r.other_hits)
-        for r in results
-        if r.ask.others and r.ask.relevant
-    ]
+    # One (question, other person's memory) pair at a time: a set asks each question
+    # against one other scope (MADial, teacher) or against every other one (MemoryBank).
+    false = [bool(passes(hits)) for r in results if r.ask.relevant for hits in r.other_hits]
     none_fires = [bool(passes(r.own)) for r in unanswerable]
     mean = lambda xs: float(np.mean(xs)) if xs else float("nan")  # noqa: E731
     return Row(
@@ -357,12 +366,15 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, sample: np.ndarray, l2: float) ->
 
 
 def set_weights(table: HitTable) -> np.ndarray:
-    """Each set weighs the same in the fit, whatever its number of hits."""
+    """Each set weighs the same in the fit, whatever its number of hits, and within a set
+    its positives and its negatives weigh the same (a set asks each question against
+    one other memory or against fourteen)."""
     names = np.asarray(table.set_name)
     out = np.ones(len(names))
-    for name in set(table.set_name):
-        mask = names == name
-        out[mask] = len(names) / (len(set(table.set_name)) * mask.sum())
+    groups = {(n, y) for n, y in zip(table.set_name, table.y.tolist(), strict=True)}
+    for name, label in groups:
+        mask = (names == name) & (table.y == label)
+        out[mask] = len(names) / (len(groups) * mask.sum())
     return out
 
 
@@ -386,42 +398,75 @@ def rescore(results: Sequence[Result], w: np.ndarray) -> list[Result]:
 
 
 THRESHOLD_GRID = tuple(round(0.05 * i, 2) for i in range(2, 20))
+#: The sets whose questions are asked alone or in a short thread, by language: the
+#: threshold is the lowest at which every English one injects falsely for at most
+#: MAX_FALSE of its questions, and the ``cjk`` weight is shifted so that the Chinese
+#: ones meet the same rule at that threshold (MADial, a whole dialogue as the query and
+#: two users with alike memories, is reported but not used).
+THRESHOLD_SETS = {"en": ("people-en", "memorybank-en"), "zh": ("teacher", "memorybank-cn")}
+CJK_SHIFTS = tuple(round(0.1 * i, 1) for i in range(-30, 31))
 
 
-def choose_threshold(parts: dict[str, list[Result]]) -> float:
-    """The lowest threshold on the grid whose false injection, averaged over the sets
-    (each a different kind of memory), is at most :data:`MAX_FALSE`."""
+def _worst_false(parts: dict[str, list[Result]], names: Sequence[str], threshold: float) -> float:
+    present = [parts[n] for n in names if n in parts]
+    if not present:
+        return 0.0
+    return max(score_rows(p, threshold).false_injection for p in present)
+
+
+def choose_threshold(results: dict[str, list[Result]], w: np.ndarray) -> tuple[float, float]:
+    """The threshold and the ``cjk`` shift, by the rule of :data:`THRESHOLD_SETS`, on
+    the development parts given (``results``: set name -> its development results)."""
+    english = {n: rescore(r, w) for n, r in results.items() if n in THRESHOLD_SETS["en"]}
+    threshold = THRESHOLD_GRID[-1]
     for t in THRESHOLD_GRID:
-        rows = [score_rows(p, t) for p in parts.values()]
-        if float(np.mean([r.false_injection for r in rows])) <= MAX_FALSE:
-            return t
-    return THRESHOLD_GRID[-1]
+        if _worst_false(english, THRESHOLD_SETS["en"], t) <= MAX_FALSE:
+            threshold = t
+            break
+    cjk = FEATURES.index("cjk")
+    shift = CJK_SHIFTS[0]
+    for candidate in CJK_SHIFTS:
+        shifted = w.copy()
+        shifted[cjk] += candidate
+        chinese = {n: rescore(r, shifted) for n, r in results.items() if n in THRESHOLD_SETS["zh"]}
+        if _worst_false(chinese, THRESHOLD_SETS["zh"], threshold) <= MAX_FALSE:
+            shift = candidate
+    return threshold, shift
 
 
-def report_fit(sets: dict[str, DevSet], l2: float = 1.0) -> tuple[np.ndarray, float]:
+def _group(name: str) -> str:
+    """Sets that are one source (MemoryBank en and cn are translations) leave together."""
+    return name.rsplit("-", 1)[0] if name.startswith("memorybank") else name
+
+
+def report_fit(sets: dict[str, DevSet], l2: float = 1.0) -> tuple[np.ndarray, float, float]:
     print("\n== Gate fit: logistic regression on the development parts ==")
     print("  features:", ", ".join(FEATURES))
     results = {name: run(New(), data) for name, data in sets.items()}
     dev = hit_table(sets, results, "dev")
     w = fit_logistic(dev.x, dev.y, set_weights(dev), l2)
     parts = {n: split_results(results[n], sets[n]) for n in sets}
-    dev_parts = {n: rescore(parts[n]["dev"], w) for n in sets}
-    threshold = choose_threshold(dev_parts)
-    print("  COEFFICIENTS = (" + ", ".join(f"{c:.2f}" for c in w) + f"), threshold {threshold}")
+    threshold, shift = choose_threshold({n: parts[n]["dev"] for n in sets}, w)
+    w[FEATURES.index("cjk")] += shift
+    print(
+        "  COEFFICIENTS = ("
+        + ", ".join(f"{c:.2f}" for c in w)
+        + f"), CJK_SHIFT = {shift:.1f}, threshold {threshold}"
+    )
     print("  inject/false (none fires) at that threshold:")
     for n in sets:
         for split in ("dev", "held-back"):
             row = score_rows(rescore(parts[n][split], w), threshold)
             print(
-                f"    {n:10} {split:9} {row.injected:.3f}/{row.false_injection:.3f} "
+                f"    {n:13} {split:9} {row.injected:.3f}/{row.false_injection:.3f} "
                 f"({_fmt(row.none_fires)})"
             )
-    names = list(sets)
-    if len(names) > 1:
-        print("  leave one set out (fitted, threshold chosen, on the others' dev parts;")
-        print("  figures on the left-out set's held-back part):")
-        for left in names:
-            keep = np.asarray([n != left for n in dev.set_name])
+    groups = sorted({_group(n) for n in sets})
+    if len(groups) > 1:
+        print("  leave one source out (fitted, threshold and shift chosen, on the others'")
+        print("  dev parts; figures on the left-out sets' held-back parts):")
+        for left in groups:
+            keep = np.asarray([_group(n) != left for n in dev.set_name])
             sub = HitTable(
                 dev.x[keep],
                 dev.y[keep],
@@ -430,14 +475,20 @@ def report_fit(sets: dict[str, DevSet], l2: float = 1.0) -> tuple[np.ndarray, fl
                 [],
             )
             w_cv = fit_logistic(sub.x, sub.y, set_weights(sub), l2)
-            t_cv = choose_threshold({n: rescore(parts[n]["dev"], w_cv) for n in names if n != left})
-            row = score_rows(rescore(parts[left]["held-back"], w_cv), t_cv)
-            print(
-                f"    {left:10} t={t_cv:.2f} inject {row.injected:.3f} false "
-                f"{row.false_injection:.3f} none fires {_fmt(row.none_fires)}  "
-                f"w=({', '.join(f'{c:.2f}' for c in w_cv)})"
+            t_cv, shift_cv = choose_threshold(
+                {n: parts[n]["dev"] for n in sets if _group(n) != left}, w_cv
             )
-    return w, threshold
+            w_cv[FEATURES.index("cjk")] += shift_cv
+            for n in sets:
+                if _group(n) != left:
+                    continue
+                row = score_rows(rescore(parts[n]["held-back"], w_cv), t_cv)
+                print(
+                    f"    {n:13} t={t_cv:.2f} inject {row.injected:.3f} false "
+                    f"{row.false_injection:.3f} none fires {_fmt(row.none_fires)}  "
+                    f"w=({', '.join(f'{c:.2f}' for c in w_cv)})"
+                )
+    return w, threshold, shift
 
 
 def _auc(pos: np.ndarray, neg: np.ndarray) -> float:
@@ -502,7 +553,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fit", action="store_true", help="refit the gate and print it")
     parser.add_argument("--tokenizers", action="store_true", help="compare segmenters")
     parser.add_argument("--json", type=Path, help="write the main figures here")
-    parser.add_argument("--sets", default="madial-zh,madial-en,teacher")
+    parser.add_argument(
+        "--sets", default="madial-zh,madial-en,teacher,people-en,memorybank-en,memorybank-cn"
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     sets = {name: data for name, data in load_all().items() if name in args.sets.split(",")}
@@ -514,11 +567,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     threshold = DEFAULT_THRESHOLD
     if args.fit:
-        w, threshold = report_fit(sets)
+        w, threshold, _shift = report_fit(sets)
         gate_module.COEFFICIENTS = tuple(float(c) for c in w)
         print(f"  (the tables below use the refitted gate at {threshold})")
     summary = report_main(sets, [Today(), TodayGateConversation(), New(threshold=threshold)])
-    report_tradeoff(sets, (0.3, 0.4, 0.5, 0.6, 0.7, 0.8))
+    report_tradeoff(sets, (0.6, 0.7, 0.8, 0.85, 0.9, 0.95))
     if args.tokenizers:
         report_tokenizers(sets)
     if args.json:

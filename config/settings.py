@@ -242,7 +242,7 @@ CORE_FACTS_MAX = env_int("CORE_FACTS_MAX", 30, minimum=1)
 # the estimate that it is a relevant memory of the teacher's own (rather than the best
 # match in a memory with nothing on the question) is at least this. Higher: fewer false
 # injections and fewer relevant ones (memory/recall/gating.py; benchmarks/recall_eval.py).
-RECALL_GATE = env_float("RECALL_GATE", 0.6, minimum=0.0)
+RECALL_GATE = env_float("RECALL_GATE", 0.9, minimum=0.0)
 RECALL_TOP_K = env_int("RECALL_TOP_K", 3, minimum=1)
 
 # --- django-q2 -----------------------------------------------------------------------------

@@ -6,7 +6,7 @@ them to :class:`RecallIndex`; :func:`build_query` turns a conversation into quer
 
 from memory.recall.gating import DEFAULT_THRESHOLD, GATE_LIMIT, Evidence, gate
 from memory.recall.index import Hit, RecallIndex
-from memory.recall.query import ConversationTurn, build_query
+from memory.recall.query import ConversationTurn, build_query, entry_text
 from memory.recall.tokenize import TERMS_VERSION, terms
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "Hit",
     "RecallIndex",
     "build_query",
+    "entry_text",
     "gate",
     "terms",
 ]

@@ -61,6 +61,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.recall.gating import Evidence, QueryEvidence, relevance_many
+from memory.recall.tokenize import is_cjk_term
 
 __all__ = [
     "DEFAULT_B",
@@ -453,13 +454,18 @@ class RecallIndex:
         vocab = self._vocab
         df = self._df
         known: list[tuple[int, float]] = []
+        known_cjk: list[bool] = []
         unknown_weight = 0.0  # weight of the query terms that no entry contains
+        unknown_cjk = 0.0  # the part of it carried by CJK terms
         for term, weight in weights.items():
             tid = vocab.get(term)
             if tid is not None and df[tid] > 0:
                 known.append((tid, weight))
+                known_cjk.append(is_cjk_term(term))
             else:
                 unknown_weight += weight
+                if is_cjk_term(term):
+                    unknown_cjk += weight
         if not known:
             return []
         tids = np.fromiter((t for t, _ in known), dtype=np.int64, count=len(known))
@@ -494,6 +500,7 @@ class RecallIndex:
             unseen_idf=float(self.idf(0)),
             background=float((masses * share).sum()),
             spread=float(np.sqrt((masses**2 * share * (1.0 - share)).sum())),
+            cjk_weight=float(term_weights[informative & np.asarray(known_cjk)].sum()) + unknown_cjk,
         )
         scores = relevance_many(top_raws, query)
         doc_ids = self._doc_ids[top_slots].tolist()

@@ -27,6 +27,8 @@ from memory.recall.tokenize import query_weights
 __all__ = [
     "ASSISTANT_CHARS",
     "ASSISTANT_WEIGHT",
+    "ENTRY_INPUT_CHARS",
+    "ENTRY_OUTPUT_CHARS",
     "MAX_TERMS",
     "MESSAGE_CHARS",
     "SUMMARY_CHARS",
@@ -35,6 +37,7 @@ __all__ = [
     "USER_CHARS",
     "ConversationTurn",
     "build_query",
+    "entry_text",
 ]
 
 #: Weight ratio between a turn and the next more recent one (the message counts 1).
@@ -53,6 +56,9 @@ SUMMARY_CHARS = 400
 #: The query keeps its strongest terms only: a search costs about linearly in the number
 #: of terms, and the message's own terms (weight 1) always rank first.
 MAX_TERMS = 32
+#: What an entry (one finished run) holds: the head of the request and of the answer.
+ENTRY_INPUT_CHARS = 400
+ENTRY_OUTPUT_CHARS = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,3 +95,10 @@ def build_query(
         return query
     strongest = sorted(query.items(), key=lambda item: (-item[1], item[0]))[:MAX_TERMS]
     return dict(strongest)
+
+
+def entry_text(*, user_input: str, output: str) -> str:
+    """The compact text of a recall entry: the request's head, then the answer's head."""
+    head = " ".join(user_input.split())[:ENTRY_INPUT_CHARS]
+    answer = " ".join(output.split())[:ENTRY_OUTPUT_CHARS]
+    return f"{head}\n→ {answer}" if answer else head

@@ -49,6 +49,7 @@ __all__ = [
     "STOP_TERMS",
     "TERMS_VERSION",
     "UNIGRAM_WEIGHT",
+    "is_cjk_term",
     "is_cjk_unigram",
     "query_weights",
     "stem",
@@ -122,6 +123,11 @@ def stem(word: str) -> str:
 def is_cjk_unigram(term: str) -> bool:
     """Whether ``term`` is a single CJK character (weighted as a unigram in queries)."""
     return len(term) == 1 and _CJK_CHAR.match(term) is not None
+
+
+def is_cjk_term(term: str) -> bool:
+    """Whether ``term`` is a CJK term (a bigram, unigram or word of CJK characters)."""
+    return _CJK_CHAR.match(term) is not None
 
 
 def _cjk_terms(run: str) -> Iterator[tuple[str, float]]:

@@ -37,6 +37,7 @@ from memory.recall import (
     Hit,
     RecallIndex,
     build_query,
+    entry_text,
     gate,
     terms,
 )
@@ -46,9 +47,6 @@ from memory.scope import Scope
 from memory.services.audit import redline_audit_record
 from memory.services.threads import thread_of_scope
 
-# The compact text of an entry: the teacher's request and the head of the answer.
-ENTRY_INPUT_CHARS = 400
-ENTRY_OUTPUT_CHARS = 300
 # Tokens of one recalled excerpt in the [相关历史] section.
 EXCERPT_TOKENS = 150
 # How many candidates a search ranks (the gate looks at the first RECALL_TOP_K).
@@ -69,12 +67,6 @@ class RecallHit:
     passes_gate: bool
     text: str
     created_at: str
-
-
-def entry_text(*, user_input: str, output: str) -> str:
-    head = " ".join(user_input.split())[:ENTRY_INPUT_CHARS]
-    answer = " ".join(output.split())[:ENTRY_OUTPUT_CHARS]
-    return f"{head}\n→ {answer}" if answer else head
 
 
 def stored_terms(text: str) -> str:
