@@ -47,6 +47,8 @@ UPWARD_MODEL_REFERENCES = {
 LOCAL_IMPORTS = {
     # A pure module that works without Django (STYLE 5); settings choose the encoding.
     ("agents.tokens", "django.conf"),
+    # AppConfig.ready: the signal receivers import models, not loadable at app import.
+    ("memory.apps", "memory"),
 }
 MODEL_REFERENCE = re.compile(r"^(agents|memory|runs|web)\.[A-Z][A-Za-z]+$")
 

@@ -7,6 +7,13 @@ postings) built from those terms once and then updated incrementally. A per-scop
 version row, bumped in the transaction of every write, tells a process in one indexed
 read whether its index is current and which entries to load.
 
+Removal: an entry removed by any path (a run or thread deleted, a text forgotten, a
+cascade from the admin) bumps its scope's ``version`` and ``epoch`` in the deleting
+transaction (``memory.signals`` calls :func:`recall_entry_removed`); a process whose
+index was built under another epoch rebuilds it on its next search, so no process ever
+ranks or returns a removed entry. A search also drops hits whose run was deleted in the
+moment between the deletion request and the worker's cascade.
+
 The stored terms start with a version marker (:data:`TERMS_MARK`); an entry written by an
 older tokenizer is re-tokenised from its text when a scope is loaded (migration
 ``memory.0004_recall_terms_v2`` rewrites them once, so that this stays rare).
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -91,8 +99,14 @@ def _entry_terms(stored: str, text: str) -> list[str]:
 
 
 def recall_upsert(*, run: Run) -> RecallEntry | None:
-    """The run's entry (idempotent on run id). Failed runs are not recalled."""
-    if run.status != "completed":
+    """The run's entry (idempotent on run id). Failed and deleted runs are not recalled.
+
+    The run row is locked while the entry is written and re-read under the lock: a
+    deletion or a "forget" (which update the run first) either finished before, and the
+    entry is not written (deleted) or is written from the redacted text, or waits, and
+    then removes the entry this wrote.
+    """
+    if run.status != "completed" or run.deleted_at is not None:
         return None
     existing = RecallEntry.objects.filter(run_id=run.pk).first()
     if existing is not None:
@@ -107,10 +121,21 @@ def recall_upsert(*, run: Run) -> RecallEntry | None:
         )
     try:
         with transaction.atomic():
+            current = (
+                Run.objects.select_for_update()
+                .filter(pk=run.pk)
+                .values_list("deleted_at", "redacted_at", "thread_id")
+                .first()
+            )
+            if current is None or current[0] is not None:
+                return None
+            if current[1] != run.redacted_at:
+                # Forgotten since this job loaded the run: the next job re-reads it.
+                return None
             entry = RecallEntry.objects.create(
                 **scope.filter_kwargs(),
                 run_id=run.pk,
-                thread_id=run.thread_id,
+                thread_id=current[2],
                 text=redaction.text,
                 terms=stored_terms(redaction.text),
                 created_at=run.created_at,
@@ -139,12 +164,34 @@ def _bump_scope(*, scope: Scope, entry_id: int) -> None:
         _bump_scope(scope=scope, entry_id=entry_id)  # created concurrently; bump it
 
 
+def recall_entry_removed(*, scope: Scope, count: int = 1) -> None:
+    """Record that ``count`` entries of ``scope`` were removed (in the removing transaction).
+
+    Bumps the version (every process re-reads) and the epoch (every process rebuilds its
+    index of the scope instead of only adding the newer entries).
+    """
+    RecallScope.objects.filter(**scope.filter_kwargs()).update(
+        version=F("version") + 1,
+        epoch=F("epoch") + 1,
+        entry_count=Greatest(F("entry_count") - count, 0),
+    )
+
+
+def recall_entries_delete(*, run_ids: Collection[int]) -> int:
+    """Remove the recall entries of these runs; every process drops them. Returns how many."""
+    if not run_ids:
+        return 0
+    deleted, _per_model = RecallEntry.objects.filter(run_id__in=list(run_ids)).delete()
+    return deleted
+
+
 # -- the per-process index cache ----------------------------------------------------------
 @dataclass
 class _ScopeIndex:
     index: RecallIndex
     version: int
     max_entry_id: int
+    epoch: int
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -170,17 +217,17 @@ def _scope_index(scope: Scope) -> _ScopeIndex:
     """This process's index of ``scope``, brought up to date with one indexed read."""
     state = (
         RecallScope.objects.filter(**scope.filter_kwargs())
-        .values_list("version", "entry_count", "max_entry_id")
+        .values_list("version", "entry_count", "max_entry_id", "epoch")
         .first()
-    ) or (0, 0, 0)
-    version, entry_count, _max_id = state
+    ) or (0, 0, 0, 0)
+    version, entry_count, _max_id, epoch = state
     with _CACHE_LOCK:
         cached = _CACHE.get(scope)
         if cached is not None:
             _CACHE.move_to_end(scope)
     if cached is not None and cached.version == version:
         return cached
-    if cached is not None:
+    if cached is not None and cached.epoch == epoch:
         with cached.lock:
             documents, last = _load(scope, after_entry_id=cached.max_entry_id)
             for doc_id, doc_terms in documents:
@@ -189,10 +236,14 @@ def _scope_index(scope: Scope) -> _ScopeIndex:
             cached.version = version
             if len(cached.index) == entry_count:
                 return cached
-        # Entries were removed (their runs deleted): rebuild below.
+        # The count disagrees (a removal the epoch did not see): rebuild below.
+    # Entries were removed since this index was built: rebuild it from the database.
     documents, last = _load(scope)
     fresh = _ScopeIndex(
-        index=RecallIndex.from_documents(documents), version=version, max_entry_id=last
+        index=RecallIndex.from_documents(documents),
+        version=version,
+        max_entry_id=last,
+        epoch=epoch,
     )
     with _CACHE_LOCK:
         _CACHE[scope] = fresh
@@ -286,7 +337,9 @@ def recall_search(
     wanted = scope.filter_kwargs()
     rows = {
         row["run_id"]: row
-        for row in RecallEntry.objects.filter(run_id__in=[hit.doc_id for hit in hits]).values(
+        for row in RecallEntry.objects.filter(
+            run_id__in=[hit.doc_id for hit in hits], run__deleted_at__isnull=True
+        ).values(
             "pk", "run_id", "thread_id", "text", "created_at", "tenant_id", "agent_id", "owner_id"
         )
         if all(dict(row)[key] == value for key, value in wanted.items())
@@ -302,7 +355,7 @@ def recall_search(
             created_at=timezone.localtime(rows[hit.doc_id]["created_at"]).isoformat(),
         )
         for hit in hits
-        if hit.doc_id in rows  # an entry deleted since the index was read
+        if hit.doc_id in rows  # an entry (or its run) deleted since the index was read
     ]
 
 

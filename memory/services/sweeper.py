@@ -18,9 +18,15 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from agents.models import Run
-from memory.models import Thread
+from memory.models import CoreFact, MemoryJob, Thread
+from memory.scope import Scope
+from memory.services.audit import Action, ObjectType, audit_record_scoped
 from memory.services.compression import runs_to_fold
-from memory.services.jobs import after_run_enqueue, compress_thread_enqueue
+from memory.services.jobs import (
+    after_run_enqueue,
+    compress_thread_enqueue,
+    governance_job_enqueue,
+)
 
 # Threads examined for a lagging cursor per sweep, most recently active first.
 THREAD_SCAN_LIMIT = 500
@@ -31,6 +37,8 @@ THREAD_SCAN_DAYS = 14
 class MemorySweepReport:
     runs_reenqueued: int
     threads_reenqueued: int
+    jobs_reenqueued: int = 0
+    facts_expired: int = 0
 
 
 def _reenqueue_runs(*, now: datetime, stale_after: timedelta) -> int:
@@ -40,6 +48,7 @@ def _reenqueue_runs(*, now: datetime, stale_after: timedelta) -> int:
             status__in=(Run.Status.COMPLETED, Run.Status.FAILED),
             memory_state__in=(Run.MemoryState.PENDING, Run.MemoryState.FAILED),
             memory_attempts__lt=settings.MEMORY_JOB_MAX_ATTEMPTS,
+            deleted_at__isnull=True,
         )
         .filter(Q(memory_enqueued_at__lt=cutoff) | Q(memory_enqueued_at__isnull=True))
         .order_by("finished_at", "pk")
@@ -89,10 +98,70 @@ def _reenqueue_threads(*, now: datetime, stale_after: timedelta) -> int:
     return count
 
 
+def _reenqueue_jobs(*, now: datetime, stale_after: timedelta) -> int:
+    """Governance jobs (memory.services.forget) queued or failed and not picked up since."""
+    due = (
+        MemoryJob.objects.filter(
+            status__in=(
+                MemoryJob.Status.QUEUED,
+                MemoryJob.Status.RUNNING,
+                MemoryJob.Status.FAILED,
+            ),
+            attempts__lt=settings.MEMORY_JOB_MAX_ATTEMPTS,
+        )
+        .filter(Q(enqueued_at__lt=now - stale_after) | Q(enqueued_at__isnull=True))
+        .order_by("created_at", "pk")
+        .values_list("pk", "enqueued_at")
+    )
+    count = 0
+    for job_id, enqueued_at in due:
+        with transaction.atomic():
+            claim = MemoryJob.objects.filter(pk=job_id)
+            claim = (
+                claim.filter(enqueued_at=enqueued_at)
+                if enqueued_at
+                else claim.filter(enqueued_at__isnull=True)
+            )
+            if claim.update(enqueued_at=now):
+                governance_job_enqueue(job_id=job_id)
+                count += 1
+    return count
+
+
+def facts_expire_record(*, now: datetime | None = None) -> int:
+    """Record each fact that has expired since the last sweep: one ``expire`` audit event.
+
+    An expired fact is already never injected (``CoreFact.objects.live``); this only
+    writes down when its expiry was seen, by the system (no actor). A renewal clears
+    ``expired_at``, so a later expiry is recorded again.
+    """
+    now = now or timezone.now()
+    today = timezone.localdate(now)
+    count = 0
+    due = CoreFact.objects.expired(today=today).filter(expired_at__isnull=True)
+    for fact in due.only("pk", "tenant_id", "agent_id", "owner_id", "valid_until"):
+        with transaction.atomic():
+            # Claimed by a conditional update: two sweeps record one event.
+            if CoreFact.objects.filter(pk=fact.pk, expired_at__isnull=True).update(expired_at=now):
+                audit_record_scoped(
+                    scope=Scope.of(fact),
+                    action=Action.EXPIRE,
+                    object_type=ObjectType.FACT,
+                    object_id=fact.pk,
+                    actor_id=None,
+                    detail={
+                        "valid_until": fact.valid_until.isoformat() if fact.valid_until else None
+                    },
+                )
+                count += 1
+    return count
+
+
 def memory_sweep(
     *, now: datetime | None = None, stale_after_seconds: int | None = None
 ) -> MemorySweepReport:
-    """Re-enqueue unfinished memory work of finished runs, and lagging threads."""
+    """Re-enqueue unfinished memory work of finished runs, lagging threads and governance
+    jobs; record the facts that expired."""
     now = now or timezone.now()
     stale_after = timedelta(
         seconds=settings.MEMORY_JOB_STALE_AFTER_SECONDS
@@ -101,4 +170,11 @@ def memory_sweep(
     )
     runs = _reenqueue_runs(now=now, stale_after=stale_after)
     threads = _reenqueue_threads(now=now, stale_after=stale_after)
-    return MemorySweepReport(runs_reenqueued=runs, threads_reenqueued=threads)
+    jobs = _reenqueue_jobs(now=now, stale_after=stale_after)
+    expired = facts_expire_record(now=now)
+    return MemorySweepReport(
+        runs_reenqueued=runs,
+        threads_reenqueued=threads,
+        jobs_reenqueued=jobs,
+        facts_expired=expired,
+    )
