@@ -150,9 +150,7 @@ def _recall_entries(scope: Scope) -> list[dict[str, Any]]:
 def _audit_events(scope: Scope) -> list[dict[str, Any]]:
     events = list(audit_events_for(scope=scope))
     actor_ids = {e.actor_id for e in events if e.actor_id is not None}
-    names = dict(
-        get_user_model().objects.filter(pk__in=actor_ids).values_list("pk", "username")
-    )
+    names = dict(get_user_model().objects.filter(pk__in=actor_ids).values_list("pk", "username"))
     return [
         {
             "id": e.pk,

@@ -108,8 +108,11 @@ def _clean_text(*, text: str, scope: Scope) -> str:
     return text
 
 
-def _lock_scope(scope: Scope) -> None:
-    """Serialise confirmations in one scope (the capacity check reads then writes)."""
+def facts_scope_lock(*, scope: Scope) -> None:
+    """Serialise the writers of one scope's facts (the capacity check reads, then writes).
+
+    Call inside a transaction: confirmations and the legacy import hold it.
+    """
     list(
         Membership.objects.select_for_update()
         .filter(tenant_id=scope.tenant_id, user_id=scope.owner_id)
@@ -140,7 +143,7 @@ def candidate_confirm(
     until = candidate.valid_until if isinstance(valid_until, Unset) else valid_until
     now = timezone.now()
     with transaction.atomic():
-        _lock_scope(scope)
+        facts_scope_lock(scope=scope)
         if not CoreCandidate.objects.filter(pk=candidate.pk).exists():
             raise CoreCandidate.DoesNotExist
         facts = CoreFact.objects.for_scope(**scope.filter_kwargs()).live(today=timezone.localdate())
