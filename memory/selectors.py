@@ -59,8 +59,9 @@ def _manageable(actor: User) -> Q:
 
 
 def candidates_manageable(*, actor: User, scope: Scope | None = None) -> QuerySet[CoreCandidate]:
-    """The candidates the actor may confirm or reject (within ``scope`` if given)."""
-    queryset = CoreCandidate.objects.filter(_manageable(actor))
+    """The candidates the actor may confirm or reject (within ``scope`` if given); none
+    from a deleted run (it is being erased with it)."""
+    queryset = CoreCandidate.objects.filter(_manageable(actor), source_run__deleted_at__isnull=True)
     return queryset if scope is None else queryset.for_scope(**scope.filter_kwargs())
 
 

@@ -354,7 +354,5 @@ urlpatterns: list[URLPattern] = [
     re_path(
         rf"^memory/facts/{_ID % 'fact_id'}/delete/$", fact_delete_view, name="memory-fact-delete"
     ),
-    re_path(
-        rf"^memory/facts/{_ID % 'fact_id'}/renew/$", fact_renew_view, name="memory-fact-renew"
-    ),
+    re_path(rf"^memory/facts/{_ID % 'fact_id'}/renew/$", fact_renew_view, name="memory-fact-renew"),
 ]

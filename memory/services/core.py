@@ -35,8 +35,12 @@ def facts_expired_for_scope(*, scope: Scope) -> FactQuerySet:
 
 
 def candidates_for_scope(*, scope: Scope) -> QuerySet[CoreCandidate]:
-    return CoreCandidate.objects.for_scope(**scope.filter_kwargs()).order_by(
-        "-confidence", "-created_at", "-pk"
+    """Pending candidates, most confident first; none from a run its teacher deleted (they
+    go with the run's cascade, and are hidden from the deletion on)."""
+    return (
+        CoreCandidate.objects.for_scope(**scope.filter_kwargs())
+        .filter(source_run__deleted_at__isnull=True)
+        .order_by("-confidence", "-created_at", "-pk")
     )
 
 

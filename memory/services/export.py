@@ -35,10 +35,11 @@ from django.db.models import Prefetch
 from django.utils import timezone
 
 from agents.models import Agent, Run
-from memory.models import CoreCandidate, CoreFact, RecallEntry, Thread
+from memory.models import CoreFact, RecallEntry, Thread
 from memory.scope import Scope
 from memory.selectors import audit_events_for
 from memory.services.audit import Action, ObjectType, audit_record_scoped
+from memory.services.core import candidates_for_scope
 
 EXPORT_FORMAT = "agent-memory.export"
 EXPORT_VERSION = 1
@@ -77,9 +78,7 @@ def _facts(scope: Scope) -> list[dict[str, Any]]:
 
 
 def _candidates(scope: Scope) -> list[dict[str, Any]]:
-    candidates = CoreCandidate.objects.for_scope(**scope.filter_kwargs()).order_by(
-        "created_at", "pk"
-    )
+    candidates = candidates_for_scope(scope=scope).order_by("created_at", "pk")
     return [
         {
             "id": c.pk,
@@ -134,7 +133,9 @@ def _threads(scope: Scope) -> list[dict[str, Any]]:
 
 
 def _recall_entries(scope: Scope) -> list[dict[str, Any]]:
-    entries = RecallEntry.objects.filter(**scope.filter_kwargs()).order_by("created_at", "pk")
+    entries = RecallEntry.objects.filter(
+        **scope.filter_kwargs(), run__deleted_at__isnull=True
+    ).order_by("created_at", "pk")
     return [
         {
             "id": e.pk,

@@ -23,7 +23,8 @@ delete a thread     L0/L1 runs: input, output and options erased (the rows stay,
                     candidates proposed from them (confirmed facts stay: a person chose
                     them); L1 the thread, its title and summary. Memory operations stay
                     (numbers, no text), out of the thread.
-delete a run        the run's texts (the row stays as cost), its manifest and every
+delete a run        the run's texts (the row stays as cost; a thread title made from
+                    them is remade from the next run), its manifest and every
                     manifest that showed it (thread turns, recall, continue, a summary
                     that covered it); its recall entry; its candidates; and if the
                     thread's summary covered it, the summary is cleared and rebuilt from
@@ -75,6 +76,7 @@ from memory.services.compression import thread_compress
 from memory.services.jobs import governance_job_enqueue
 from memory.services.llm import MemoryDeferred
 from memory.services.recall import recall_entries_delete, recall_upsert
+from memory.services.threads import thread_title_from
 from memory.textmatch import MAX_NEEDLE_CHARS, MIN_NEEDLE_CHARS, TextMatcher, needle_length
 
 logger = logging.getLogger(__name__)
@@ -153,7 +155,10 @@ def run_delete(*, run: Run, actor_id: int) -> MemoryJob:
             thread = Thread.objects.select_for_update().filter(pk=thread_id).first()
             if thread is not None:
                 covered = _cursor_covers(thread.summary_upto_at, thread.summary_upto_run_id, run)
-                Thread.objects.filter(pk=thread_id).update(summary_version=F("summary_version") + 1)
+                Thread.objects.filter(pk=thread_id).update(
+                    summary_version=F("summary_version") + 1,
+                    title=_title_without(thread, run),
+                )
         Run.objects.filter(pk=run.pk).update(deleted_at=now, thread=None)
         job = _job_create(
             kind=MemoryJob.Kind.RUN_DELETE,
@@ -174,6 +179,22 @@ def run_delete(*, run: Run, actor_id: int) -> MemoryJob:
             detail={"job_id": job.pk},
         )
     return job
+
+
+def _title_without(thread: Thread, run: Run) -> str:
+    """The thread's title once ``run`` is gone: a title made from its words is remade from
+    the next remaining run (or left empty); a title the teacher chose stays."""
+    if thread.title != thread_title_from(run.input):
+        return thread.title
+    following = (
+        Run.objects.filter(thread_id=thread.pk)
+        .visible()
+        .exclude(pk=run.pk)
+        .order_by("created_at", "pk")
+        .values_list("input", flat=True)
+        .first()
+    )
+    return thread_title_from(following) if following else ""
 
 
 def _checked_needle(text: str) -> str:
