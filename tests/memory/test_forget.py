@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.test import Client
 
 from agents.models import Membership, Run
 from memory.models import (
@@ -27,7 +28,7 @@ from memory.models import (
 )
 from memory.scope import Scope
 from memory.selectors import cost_totals
-from memory.services import compression
+from memory.services import compression, forget
 from memory.services.forget import memory_job_process
 from memory.services.recall import RecallQuery, recall_cache_clear, recall_search
 from tests.factories import Teacher, fact_via_confirm, make_teacher, run_via_api
@@ -401,3 +402,52 @@ def test_forget_and_its_job_are_the_callers(
     assert teacher.client.get("/api/memory/jobs/999999").status_code == 404
     anonymous = teacher.client.__class__()
     assert anonymous.get(f"/api/memory/jobs/{job_id}").status_code == 401
+
+
+# -- tenant-wide, from the admin ------------------------------------------------------------------
+def test_a_tenant_admin_forgets_across_the_school_from_the_admin(
+    teacher: Teacher, colleague: Teacher, outsider: Teacher
+) -> None:
+    mine = send(teacher, f"{STUDENT}的数学作业")
+    theirs = send(colleague, f"{STUDENT}是课代表")
+    elsewhere = send(outsider, f"{STUDENT}是另一所学校的学生")
+    head = make_teacher(
+        tenant_name=teacher.tenant.name, username="head", role=Membership.Role.ADMIN
+    )
+    head.user.is_staff = True
+    head.user.save()
+    browser = Client()
+    browser.force_login(head.user)
+    url = f"/admin/agents/tenant/{teacher.tenant.pk}/forget/"
+    assert browser.get(url).status_code == 200
+    assert "text" in browser.post(url, {"text": "王"}).context["form"].errors
+
+    response = browser.post(url, {"text": STUDENT})
+
+    assert response.status_code == 302
+    job = MemoryJob.objects.get()
+    assert response["Location"] == f"/admin/memory/memoryjob/{job.pk}/change/"
+    assert (job.status, job.agent_id, job.owner_id, job.actor_id) == (
+        "done",
+        None,
+        None,
+        head.user.pk,
+    )
+    assert job.counts["runs"] >= 2
+    for run, gone in ((mine, True), (theirs, True), (elsewhere, False)):
+        assert (STUDENT in Run.objects.get(pk=run["id"]).input) is not gone
+    event = MemoryAuditEvent.objects.get(action="forget")
+    assert (event.actor_id, event.owner_id, event.detail["tenant_wide"]) == (
+        head.user.pk,
+        None,
+        True,
+    )
+    # Someone who does not administer the school cannot (another school's admin, a teacher).
+    other_head = make_teacher(tenant_name=outsider.tenant.name, username="head2", role="admin")
+    other_head.user.is_staff = True
+    other_head.user.save()
+    browser.force_login(other_head.user)
+    assert browser.post(url, {"text": "课代表"}).status_code == 404
+    with pytest.raises(PermissionError):
+        forget.tenant_forget(tenant_id=teacher.tenant.pk, text="课代表", actor=teacher.user)
+    assert MemoryJob.objects.count() == 1
