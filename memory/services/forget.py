@@ -90,26 +90,54 @@ class ForgetRejected(ValueError):
 
 
 # -- requests -------------------------------------------------------------------------------
-def _job_create(
+@dataclass(frozen=True, slots=True)
+class _Whose:
+    """Whose memory a request is about (no agent and owner: a whole tenant)."""
+
+    tenant_id: int
+    agent_id: int | None
+    owner_id: int | None
+
+    @classmethod
+    def of(cls, obj: Thread | Run) -> _Whose:
+        return cls(tenant_id=obj.tenant_id, agent_id=obj.agent_id, owner_id=obj.owner_id)
+
+
+def _job_request(
     *,
     kind: str,
-    tenant_id: int,
-    agent_id: int | None,
-    owner_id: int | None,
+    whose: _Whose,
     actor_id: int,
     params: dict[str, Any],
+    action: str,
+    object_type: str,
+    object_id: object = None,
 ) -> MemoryJob:
-    """The job row and its queue task (call inside the request's transaction)."""
+    """The job row, its queue task and the request's audit event (call inside the
+    request's transaction; the event names the job, or the object if there is one)."""
     job = MemoryJob.objects.create(
         kind=kind,
-        tenant_id=tenant_id,
-        agent_id=agent_id,
-        owner_id=owner_id,
+        tenant_id=whose.tenant_id,
+        agent_id=whose.agent_id,
+        owner_id=whose.owner_id,
         actor_id=actor_id,
         params=params,
         enqueued_at=timezone.now(),
     )
     governance_job_enqueue(job_id=job.pk)
+    detail: dict[str, Any] = {"job_id": job.pk}
+    if kind == MemoryJob.Kind.FORGET:
+        detail["tenant_wide"] = whose.owner_id is None
+    audit_record(
+        tenant_id=whose.tenant_id,
+        agent_id=whose.agent_id,
+        owner_id=whose.owner_id,
+        actor_id=actor_id,
+        action=action,
+        object_type=object_type,
+        object_id=job.pk if object_id is None else object_id,
+        detail=detail,
+    )
     return job
 
 
@@ -119,25 +147,15 @@ def thread_delete(*, thread: Thread, actor_id: int) -> MemoryJob:
     with transaction.atomic():
         Thread.objects.filter(pk=thread.pk, deleted_at__isnull=True).update(deleted_at=now)
         Run.objects.filter(thread_id=thread.pk, deleted_at__isnull=True).update(deleted_at=now)
-        job = _job_create(
+        return _job_request(
             kind=MemoryJob.Kind.THREAD_DELETE,
-            tenant_id=thread.tenant_id,
-            agent_id=thread.agent_id,
-            owner_id=thread.owner_id,
+            whose=_Whose.of(thread),
             actor_id=actor_id,
             params={"thread_id": thread.pk},
-        )
-        audit_record(
-            tenant_id=thread.tenant_id,
-            agent_id=thread.agent_id,
-            owner_id=thread.owner_id,
-            actor_id=actor_id,
             action=Action.DELETE,
             object_type=ObjectType.THREAD,
             object_id=thread.pk,
-            detail={"job_id": job.pk},
         )
-    return job
 
 
 def run_delete(*, run: Run, actor_id: int) -> MemoryJob:
@@ -160,25 +178,15 @@ def run_delete(*, run: Run, actor_id: int) -> MemoryJob:
                     title=_title_without(thread, run),
                 )
         Run.objects.filter(pk=run.pk).update(deleted_at=now, thread=None)
-        job = _job_create(
+        return _job_request(
             kind=MemoryJob.Kind.RUN_DELETE,
-            tenant_id=run.tenant_id,
-            agent_id=run.agent_id,
-            owner_id=run.owner_id,
+            whose=_Whose.of(run),
             actor_id=actor_id,
             params={"run_id": run.pk, "thread_id": thread_id, "summary_covered": covered},
-        )
-        audit_record(
-            tenant_id=run.tenant_id,
-            agent_id=run.agent_id,
-            owner_id=run.owner_id,
-            actor_id=actor_id,
             action=Action.DELETE,
             object_type=ObjectType.RUN,
             object_id=run.pk,
-            detail={"job_id": job.pk},
         )
-    return job
 
 
 def _title_without(thread: Thread, run: Run) -> str:
@@ -214,25 +222,14 @@ def memory_forget(*, scope: Scope, text: str, actor_id: int) -> MemoryJob:
     """
     needle = _checked_needle(text)
     with transaction.atomic():
-        job = _job_create(
+        return _job_request(
             kind=MemoryJob.Kind.FORGET,
-            tenant_id=scope.tenant_id,
-            agent_id=scope.agent_id,
-            owner_id=scope.owner_id,
+            whose=_Whose(scope.tenant_id, scope.agent_id, scope.owner_id),
             actor_id=actor_id,
             params={"text": needle},
-        )
-        audit_record(
-            tenant_id=scope.tenant_id,
-            agent_id=scope.agent_id,
-            owner_id=scope.owner_id,
-            actor_id=actor_id,
             action=Action.FORGET,
             object_type=ObjectType.MEMORY,
-            object_id=job.pk,
-            detail={"job_id": job.pk, "tenant_wide": False},
         )
-    return job
 
 
 def tenant_forget(*, tenant_id: int, text: str, actor: User) -> MemoryJob:
@@ -244,25 +241,15 @@ def tenant_forget(*, tenant_id: int, text: str, actor: User) -> MemoryJob:
     if not is_tenant_admin(actor=actor, tenant_id=tenant_id):
         raise PermissionError("only an administrator of the tenant")
     needle = _checked_needle(text)
-    by = actor_id(actor)
     with transaction.atomic():
-        job = _job_create(
+        return _job_request(
             kind=MemoryJob.Kind.FORGET,
-            tenant_id=tenant_id,
-            agent_id=None,
-            owner_id=None,
-            actor_id=by,
+            whose=_Whose(tenant_id, None, None),
+            actor_id=actor_id(actor),
             params={"text": needle, "tenant_wide": True},
-        )
-        audit_record(
-            tenant_id=tenant_id,
-            actor_id=by,
             action=Action.FORGET,
             object_type=ObjectType.MEMORY,
-            object_id=job.pk,
-            detail={"job_id": job.pk, "tenant_wide": True},
         )
-    return job
 
 
 # -- the worker -------------------------------------------------------------------------------

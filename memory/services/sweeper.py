@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from agents.models import Run
@@ -41,6 +42,14 @@ class MemorySweepReport:
     facts_expired: int = 0
 
 
+def _claimed(
+    rows: QuerySet[Any], field: str, seen: datetime | None, now: datetime, **also: Any
+) -> bool:
+    """Compare-and-set: stamp ``field`` with ``now`` if it still holds what was ``seen``."""
+    rows = rows.filter(**{field: seen}) if seen else rows.filter(**{f"{field}__isnull": True})
+    return bool(rows.update(**{field: now}, **also))
+
+
 def _reenqueue_runs(*, now: datetime, stale_after: timedelta) -> int:
     cutoff = now - stale_after
     due = (
@@ -58,12 +67,9 @@ def _reenqueue_runs(*, now: datetime, stale_after: timedelta) -> int:
     for run_id, enqueued_at in due:
         with transaction.atomic():
             claim = Run.objects.filter(pk=run_id)
-            claim = (
-                claim.filter(memory_enqueued_at=enqueued_at)
-                if enqueued_at
-                else claim.filter(memory_enqueued_at__isnull=True)
-            )
-            if claim.update(memory_enqueued_at=now, memory_state=Run.MemoryState.PENDING):
+            if _claimed(
+                claim, "memory_enqueued_at", enqueued_at, now, memory_state=Run.MemoryState.PENDING
+            ):
                 after_run_enqueue(run_id=run_id)
                 count += 1
     return count
@@ -87,12 +93,7 @@ def _reenqueue_threads(*, now: datetime, stale_after: timedelta) -> int:
             continue
         with transaction.atomic():
             claim = Thread.objects.filter(pk=thread.pk)
-            claim = (
-                claim.filter(compress_enqueued_at=thread.compress_enqueued_at)
-                if thread.compress_enqueued_at
-                else claim.filter(compress_enqueued_at__isnull=True)
-            )
-            if claim.update(compress_enqueued_at=now):
+            if _claimed(claim, "compress_enqueued_at", thread.compress_enqueued_at, now):
                 compress_thread_enqueue(thread_id=thread.pk)
                 count += 1
     return count
@@ -116,13 +117,7 @@ def _reenqueue_jobs(*, now: datetime, stale_after: timedelta) -> int:
     count = 0
     for job_id, enqueued_at in due:
         with transaction.atomic():
-            claim = MemoryJob.objects.filter(pk=job_id)
-            claim = (
-                claim.filter(enqueued_at=enqueued_at)
-                if enqueued_at
-                else claim.filter(enqueued_at__isnull=True)
-            )
-            if claim.update(enqueued_at=now):
+            if _claimed(MemoryJob.objects.filter(pk=job_id), "enqueued_at", enqueued_at, now):
                 governance_job_enqueue(job_id=job_id)
                 count += 1
     return count
