@@ -75,6 +75,7 @@ bench: venv
 	$(PY) benchmarks/recall_eval.py
 	$(PY) benchmarks/redline.py
 	$(PY) benchmarks/sanitizer.py
+	$(PY) benchmarks/governance.py
 
 # Browser libraries (Markdown, KaTeX, DOMPurify) from the npm registry into static/vendor/.
 vendor:

@@ -312,8 +312,8 @@ class RecallScope(models.Model):
     entry_count = models.PositiveIntegerField(default=0)
     max_entry_id = models.BigIntegerField(default=0)
     # Bumped (with ``version``) whenever an entry is removed, by any path: a process whose
-    # index was built under another epoch rebuilds it, so no process keeps serving a
-    # deleted entry (memory.signals).
+    # index is of another epoch drops the entries that are gone, so no process keeps
+    # serving a deleted entry (memory.signals, memory.services.recall).
     epoch = models.PositiveBigIntegerField(default=0)
 
     class Meta:

@@ -10,8 +10,9 @@ read whether its index is current and which entries to load.
 Removal: an entry removed by any path (a run or thread deleted, a text forgotten, a
 cascade from the admin) bumps its scope's ``version`` and ``epoch`` in the deleting
 transaction (``memory.signals`` calls :func:`recall_entry_removed`); a process whose
-index was built under another epoch rebuilds it on its next search, so no process ever
-ranks or returns a removed entry. A search also drops hits whose run was deleted in the
+index is of another epoch reads the scope's run ids once and drops the entries that are
+gone (rebuilding only if the counts still disagree), so no process ever ranks or
+returns a removed entry. A search also drops hits whose run was deleted in the
 moment between the deletion request and the worker's cascade.
 
 The stored terms start with a version marker (:data:`TERMS_MARK`); an entry written by an
@@ -167,8 +168,8 @@ def _bump_scope(*, scope: Scope, entry_id: int) -> None:
 def recall_entry_removed(*, scope: Scope, count: int = 1) -> None:
     """Record that ``count`` entries of ``scope`` were removed (in the removing transaction).
 
-    Bumps the version (every process re-reads) and the epoch (every process rebuilds its
-    index of the scope instead of only adding the newer entries).
+    Bumps the version (every process re-reads) and the epoch (every process also checks
+    which of its entries are gone, instead of only adding the newer ones).
     """
     RecallScope.objects.filter(**scope.filter_kwargs()).update(
         version=F("version") + 1,
@@ -227,17 +228,30 @@ def _scope_index(scope: Scope) -> _ScopeIndex:
             _CACHE.move_to_end(scope)
     if cached is not None and cached.version == version:
         return cached
-    if cached is not None and cached.epoch == epoch:
+    if cached is not None:
         with cached.lock:
+            # New entries (an entry rewritten for the same run, as "forget" does, replaces
+            # the old one: add is an upsert by run id).
             documents, last = _load(scope, after_entry_id=cached.max_entry_id)
             for doc_id, doc_terms in documents:
                 cached.index.add(doc_id, doc_terms)
             cached.max_entry_id = last
+            if cached.epoch != epoch:
+                # Entries were removed: drop those no longer in the database (one read of
+                # the scope's run ids, far cheaper than reloading every entry's terms).
+                present = set(
+                    RecallEntry.objects.filter(**scope.filter_kwargs()).values_list(
+                        "run_id", flat=True
+                    )
+                )
+                for doc_id in cached.index.doc_ids:
+                    if doc_id not in present:
+                        cached.index.remove(doc_id)
+                cached.epoch = epoch
             cached.version = version
             if len(cached.index) == entry_count:
                 return cached
-        # The count disagrees (a removal the epoch did not see): rebuild below.
-    # Entries were removed since this index was built: rebuild it from the database.
+        # The count disagrees (the version row drifted from the rows): rebuild below.
     documents, last = _load(scope)
     fresh = _ScopeIndex(
         index=RecallIndex.from_documents(documents),
