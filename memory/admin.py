@@ -19,6 +19,7 @@ from django.db.models import Count, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from agents.admin import AgentAdmin, TenantAdmin
@@ -374,11 +375,23 @@ admin.site.unregister(Agent)
 
 @admin.register(Tenant)
 class TenantCostAdmin(TenantAdmin, CostAdmin):
-    list_display = ["name", "run_cost_total", "memory_cost_total", "cost_total", "created_at"]
+    list_display = [
+        "name",
+        "run_cost_total",
+        "memory_cost_total",
+        "cost_total",
+        "created_at",
+        "forget_link",
+    ]
     cost_key = "tenant_id"
     run_cost_total = cost_column(key="tenant_id", part="run")
     memory_cost_total = cost_column(key="tenant_id", part="memory")
     cost_total = cost_column(key="tenant_id", part="total")
+
+    @admin.display(description=_("记忆治理"))
+    def forget_link(self, obj: Tenant) -> str:
+        url = reverse("admin:memory_tenant_forget", args=[obj.pk])
+        return format_html('<a href="{}">{}</a>', url, _("遗忘文本…"))
 
     def get_urls(self) -> list[URLPattern]:
         forget_view = self.admin_site.admin_view(self.forget_view)
@@ -420,11 +433,22 @@ class TenantCostAdmin(TenantAdmin, CostAdmin):
 
 @admin.register(Agent)
 class AgentCostAdmin(AgentAdmin, CostAdmin):
-    list_display = [*AgentAdmin.list_display, "run_cost_total", "memory_cost_total", "cost_total"]
+    list_display = [
+        *AgentAdmin.list_display,
+        "run_cost_total",
+        "memory_cost_total",
+        "cost_total",
+        "import_link",
+    ]
     cost_key = "agent_id"
     run_cost_total = cost_column(key="agent_id", part="run")
     memory_cost_total = cost_column(key="agent_id", part="memory")
     cost_total = cost_column(key="agent_id", part="total")
+
+    @admin.display(description=_("记忆治理"))
+    def import_link(self, obj: Agent) -> str:
+        url = reverse("admin:memory_agent_import", args=[obj.pk])
+        return format_html('<a href="{}">{}</a>', url, _("导入旧版记忆…"))
 
     def get_urls(self) -> list[URLPattern]:
         import_view = self.admin_site.admin_view(self.import_view)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import Http404
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -67,7 +67,14 @@ class CandidateListView(APIView):
 
 
 class CandidateConfirmView(APIView):
-    @extend_schema(request=ConfirmInput, responses={200: ConfirmOutput})
+    @extend_schema(
+        request=ConfirmInput,
+        responses={
+            200: ConfirmOutput,
+            400: OpenApiResponse(description="Bad text or validity, or on the red line."),
+            404: OpenApiResponse(description="No such candidate among the caller's."),
+        },
+    )
     def post(self, request: Request, candidate_id: int) -> Response:
         candidate = candidate_get(actor=request.user, candidate_id=candidate_id)
         data = ConfirmInput(data=request.data or {})
@@ -99,7 +106,14 @@ class CandidateRejectView(APIView):
 
 
 class FactDetailView(APIView):
-    @extend_schema(request=FactPatchInput, responses={200: FactOutput})
+    @extend_schema(
+        request=FactPatchInput,
+        responses={
+            200: FactOutput,
+            400: OpenApiResponse(description="Bad text or valid_until, or on the red line."),
+            404: OpenApiResponse(description="No such fact among the caller's."),
+        },
+    )
     def patch(self, request: Request, fact_id: int) -> Response:
         fact = fact_get(actor=request.user, fact_id=fact_id)
         data = FactPatchInput(data=request.data)

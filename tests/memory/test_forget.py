@@ -9,13 +9,17 @@ and that running the job again changes nothing.
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.db import transaction
 from django.test import Client
+from django.utils import timezone
 
 from agents.models import Membership, Run
+from agents.providers.base import Completion
 from memory.models import (
     CoreCandidate,
     CoreFact,
@@ -31,6 +35,8 @@ from memory.selectors import cost_totals
 from memory.services import compression, forget
 from memory.services.forget import memory_job_process
 from memory.services.recall import RecallQuery, recall_cache_clear, recall_search
+from memory.services.sweeper import memory_sweep
+from runs.services import run_finish, run_start
 from tests.factories import Teacher, fact_via_confirm, make_teacher, run_via_api
 
 # Transactional: the sync cluster runs each job right after its request commits, as the
@@ -451,3 +457,46 @@ def test_a_tenant_admin_forgets_across_the_school_from_the_admin(
     with pytest.raises(PermissionError):
         forget.tenant_forget(tenant_id=teacher.tenant.pk, text="课代表", actor=teacher.user)
     assert MemoryJob.objects.count() == 1
+
+
+# -- races and recovery --------------------------------------------------------------------------
+def test_a_run_deleted_while_the_model_answers_keeps_its_cost_not_its_text(
+    teacher: Teacher,
+) -> None:
+    first = send(teacher, "出一份数据结构试卷")
+    started = run_start(
+        agent=teacher.agent,
+        owner_id=teacher.user.pk,
+        user_input="简答题换两道",
+        thread_id=str(first["thread_id"]),
+    )
+    assert teacher.client.delete(f"/api/threads/{first['thread_id']}").status_code == 204
+    settled = run_finish(
+        run=started.run,
+        completion=Completion(text="这是模型的回答", input_tokens=120, output_tokens=80),
+    )
+    run = Run.objects.get(pk=started.run.pk)
+    assert (run.input, run.output, run.status, run.error_code) == ("", "", "failed", "run_deleted")
+    assert (run.input_tokens, run.output_tokens) == (120, 80)
+    assert settled.output == ""
+    assert not RecallEntry.objects.filter(run_id=run.pk).exists()
+
+
+def test_the_sweeper_recovers_a_lost_governance_job(teacher: Teacher) -> None:
+    thread_id, _ = conversation(teacher)
+    # A job whose queue task was lost (a Redis push that never happened, a killed worker).
+    with transaction.atomic():
+        Thread.objects.filter(pk=thread_id).update(deleted_at=timezone.now())
+        job = MemoryJob.objects.create(
+            tenant=teacher.tenant,
+            agent=teacher.agent,
+            owner=teacher.user,
+            actor=teacher.user,
+            kind=MemoryJob.Kind.THREAD_DELETE,
+            params={"thread_id": thread_id},
+            enqueued_at=timezone.now() - timedelta(hours=1),
+        )
+    assert memory_sweep().jobs_reenqueued == 1  # the sync cluster runs it on commit
+    job.refresh_from_db()
+    assert job.status == MemoryJob.Status.DONE and job.counts["threads"] == 1
+    assert memory_sweep().jobs_reenqueued == 0

@@ -14,13 +14,14 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agents.models import Run
-from memory.models import RecallEntry
-from tests.cluster import ROOT, child_env
+from memory.models import MemoryJob, RecallEntry
+from tests.cluster import ROOT, Cluster, child_env, manage, queue_purge, wait_until
 from tests.factories import Teacher, make_teacher, run_via_api
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -127,3 +128,35 @@ def test_a_forgotten_text_leaves_every_process(school: Teacher, probe: Probe) ->
     after = probe.ask("二次函数练习", "小明")
     assert after["df"]["小明"] == 0  # the old terms are out of the index
     assert after["index"] == [run["id"]] and run["id"] in after["hits"]  # rebuilt, redacted
+
+
+@pytest.mark.cluster
+def test_a_governance_job_runs_in_a_real_worker(
+    school: Teacher, probe: Probe, tmp_path: Path
+) -> None:
+    first = run_via_api(school, "出一份二叉树遍历的试卷", memory_job=True)
+    other = run_via_api(school, "另一个会话：二叉树遍历的练习", memory_job=True)
+    assert first["id"] in probe.ask("二叉树遍历")["index"]
+    # The request from a server process (not the test's sync mode): the job goes through
+    # the broker to the cluster, as in production.
+    manage(
+        "shell",
+        "-c",
+        "from memory.models import Thread; from memory.services.forget import thread_delete; "
+        f"thread_delete(thread=Thread.objects.get(pk={str(first['thread_id'])!r}), "
+        f"actor_id={school.user.pk})",
+    )
+    job = MemoryJob.objects.get()
+    assert job.status == MemoryJob.Status.QUEUED
+    cluster = Cluster(tmp_path / "qcluster.log").start()
+    try:
+        wait_until(
+            lambda: MemoryJob.objects.get(pk=job.pk).status == MemoryJob.Status.DONE,
+            timeout=60,
+            what="the governance job",
+        )
+    finally:
+        cluster.stop()
+        queue_purge()
+    assert MemoryJob.objects.get(pk=job.pk).counts["threads"] == 1
+    assert probe.ask("二叉树遍历")["index"] == [other["id"]]
