@@ -344,7 +344,11 @@ def run_erase(job: MemoryJob) -> Counts:
         return manifest_cursor is not None and _cursor_covers(*manifest_cursor, run)
 
     counts["run_contexts"] += _contexts_delete(
-        scope=scope, run_ids=[run_id], own_run_ids=[run_id], covered=covered_by
+        scope=scope,
+        run_ids=[run_id],
+        own_run_ids=[run_id],
+        covered=covered_by,
+        thread_id=thread_id,
     )
     counts["recall_entries"] += recall_entries_delete(run_ids=[run_id])
     counts["candidates"] += _candidates_delete([run_id])
@@ -463,9 +467,11 @@ def _contexts_delete(
     run_ids: Collection[int],
     own_run_ids: Collection[int],
     covered: Callable[[tuple[datetime, int] | None], bool] | None,
+    thread_id: str | None = None,
 ) -> int:
     """Delete the manifests of ``own_run_ids`` and every manifest of the scope that showed
-    one of ``run_ids`` (or, with ``covered``, whose thread summary had folded it in)."""
+    one of ``run_ids`` (or, with ``covered``, a manifest of a run of ``thread_id`` whose
+    summary had folded it in)."""
     wanted = set(run_ids)
     doomed = set(own_run_ids)
     if wanted:
@@ -474,9 +480,13 @@ def _contexts_delete(
             run__agent_id=scope.agent_id,
             run__owner_id=scope.owner_id,
         ).exclude(run_id__in=doomed)
-        for run_id, manifest in scoped.values_list("run_id", "manifest").iterator(chunk_size=500):
+        rows = scoped.values_list("run_id", "run__thread_id", "manifest")
+        for run_id, run_thread_id, manifest in rows.iterator(chunk_size=500):
             if _manifest_shows(manifest, wanted) or (
-                covered is not None and covered(_manifest_cursor(manifest))
+                covered is not None
+                and thread_id is not None
+                and run_thread_id == thread_id
+                and covered(_manifest_cursor(manifest))
             ):
                 doomed.add(run_id)
     if not doomed:

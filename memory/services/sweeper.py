@@ -81,7 +81,8 @@ def _reenqueue_threads(*, now: datetime, stale_after: timedelta) -> int:
         memory_state__in=(Run.MemoryState.PENDING, Run.MemoryState.NONE)
     ).values("thread_id")
     threads = (
-        Thread.objects.filter(updated_at__gte=now - timedelta(days=THREAD_SCAN_DAYS))
+        Thread.objects.visible()
+        .filter(updated_at__gte=now - timedelta(days=THREAD_SCAN_DAYS))
         .filter(Q(summary_upto_at__isnull=True) | Q(updated_at__gt=F("summary_upto_at")))
         .filter(Q(compress_enqueued_at__lt=cutoff) | Q(compress_enqueued_at__isnull=True))
         .exclude(pk__in=busy)

@@ -204,6 +204,13 @@ def test_deleting_a_covered_run_rebuilds_the_summary_from_the_rest(teacher: Teac
     assert folded_markers(thread_id) == {first, second}
     thread = Thread.objects.get(pk=thread_id)
     version = thread.summary_version
+    # Another thread, later: its summary cursor is past the run, but it never held it.
+    elsewhere = send(teacher, "写一封期末考试安排的家长通知")
+    for text in ("再加一段安全提醒", "改成更正式的语气", "最后加上落款"):
+        later_in_elsewhere = send(teacher, text, str(elsewhere["thread_id"]))
+    later_manifest = RunContext.objects.get(run_id=later_in_elsewhere["id"]).manifest
+    assert first not in {e["run_id"] for e in later_manifest["sections"]["recall"]["entries"]}
+    assert later_manifest["sections"]["thread"]["cursor"]["summary_upto_run_id"] > first
     priced(teacher)
     before = agent_totals(teacher)
 
@@ -234,8 +241,10 @@ def test_deleting_a_covered_run_rebuilds_the_summary_from_the_rest(teacher: Teac
     assert not RunContext.objects.filter(run_id=first).exists()
     listed = teacher.client.get(f"/api/threads/{thread_id}/runs").json()["results"]
     assert first not in {r["id"] for r in listed}
-    # Manifests that showed it (the next runs' recent turns) are gone too.
+    # Manifests that showed it (the next runs' recent turns) are gone too; another
+    # thread's are not.
     assert not RunContext.objects.filter(run_id=second).exists()
+    assert RunContext.objects.filter(run_id=later_in_elsewhere["id"]).exists()
     # Costs: the run's numbers stay; the rebuild's calls are new memory cost.
     run_cost, memory_cost, tokens, ops = agent_totals(teacher)
     assert run_cost == before[0] and tokens == before[2]
