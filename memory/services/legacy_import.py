@@ -43,7 +43,7 @@ from memory.redline import PLACEHOLDERS, Category, scan
 from memory.scope import Scope
 from memory.services.audit import Action, ObjectType, audit_record_scoped, redline_audit_record
 from memory.services.facts import facts_scope_lock
-from memory.services.recall import recall_upsert
+from memory.services.recall import recall_entries_create
 
 IMPORT_THREAD_TITLE = "导入的历史"
 IMPORT_PROVIDER_NAME = "legacy-import"
@@ -259,7 +259,7 @@ def _recall(scope: Scope, data: bytes, report: FileReport, actor_id: int | None)
                 continue
             seen.add(key)
             created.append(
-                Run.objects.create(
+                Run(
                     **scope.filter_kwargs(),
                     thread=thread,
                     input=item.input,
@@ -274,8 +274,9 @@ def _recall(scope: Scope, data: bytes, report: FileReport, actor_id: int | None)
                 )
             )
             report.imported.append(item.line)
-        for run in created:
-            recall_upsert(run=run)
+        # Bulk: a log of thousands of lines is one insert of runs and one of entries.
+        created = Run.objects.bulk_create(created, batch_size=500)
+        recall_entries_create(scope=scope, runs=created)
         _cursor_past_imported(thread)
     report.unreadable.sort()
     _audit_file(scope, report, actor_id, kind="recall")

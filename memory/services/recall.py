@@ -27,8 +27,8 @@ same for ``?thread_id=``, and ``benchmarks/recall_eval.py`` measures that query.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
-from collections.abc import Collection
+from collections import Counter, OrderedDict
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -148,10 +148,11 @@ def recall_upsert(*, run: Run) -> RecallEntry | None:
     return entry
 
 
-def _bump_scope(*, scope: Scope, entry_id: int) -> None:
+def _bump_scope(*, scope: Scope, entry_id: int, count: int = 1) -> None:
+    """``count`` entries were added, the newest ``entry_id`` (in the adding transaction)."""
     updated = RecallScope.objects.filter(**scope.filter_kwargs()).update(
         version=F("version") + 1,
-        entry_count=F("entry_count") + 1,
+        entry_count=F("entry_count") + count,
         max_entry_id=Greatest(F("max_entry_id"), entry_id),
     )
     if updated:
@@ -159,10 +160,48 @@ def _bump_scope(*, scope: Scope, entry_id: int) -> None:
     try:
         with transaction.atomic():
             RecallScope.objects.create(
-                **scope.filter_kwargs(), version=1, entry_count=1, max_entry_id=entry_id
+                **scope.filter_kwargs(), version=1, entry_count=count, max_entry_id=entry_id
             )
     except IntegrityError:
-        _bump_scope(scope=scope, entry_id=entry_id)  # created concurrently; bump it
+        _bump_scope(scope=scope, entry_id=entry_id, count=count)  # created concurrently
+
+
+def recall_entries_create(*, scope: Scope, runs: Sequence[Run]) -> int:
+    """The entries of many completed runs of ``scope`` created in the caller's transaction
+    (the legacy import): red-line redacted like :func:`recall_upsert`'s, one bulk insert
+    and one version bump. The runs are new, so no other process can have written their
+    entries. Returns how many were written."""
+    entries: list[RecallEntry] = []
+    blocked: Counter[str] = Counter()
+    for run in runs:
+        if run.status != Run.Status.COMPLETED:
+            continue
+        redaction = redact(entry_text(user_input=run.input, output=run.output))
+        blocked.update({str(k): v for k, v in redaction.counts.items()})
+        entries.append(
+            RecallEntry(
+                **scope.filter_kwargs(),
+                run_id=run.pk,
+                thread_id=run.thread_id,
+                text=redaction.text,
+                terms=stored_terms(redaction.text),
+                created_at=run.created_at,
+            )
+        )
+    if not entries:
+        return 0
+    if blocked:
+        redline_audit_record(scope=scope, source=RedlineAudit.Source.RECALL, counts=blocked)
+    with transaction.atomic():
+        RecallEntry.objects.bulk_create(entries, batch_size=500)
+        newest = (
+            RecallEntry.objects.filter(**scope.filter_kwargs())
+            .order_by("-pk")
+            .values_list("pk", flat=True)
+            .first()
+        )
+        _bump_scope(scope=scope, entry_id=newest or 0, count=len(entries))
+    return len(entries)
 
 
 def recall_entry_removed(*, scope: Scope, count: int = 1) -> None:

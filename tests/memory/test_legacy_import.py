@@ -285,20 +285,15 @@ def test_a_malformed_file_imports_nothing_and_the_other_file_still_does(teacher:
 def test_a_crash_midway_leaves_no_half_import(
     teacher: Teacher, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls = {"n": 0}
-    real = Run.objects.create
+    def failing_bulk_create(*args: Any, **kwargs: Any) -> None:
+        assert Run.objects.count() == 4  # the runs are in, the entries are next
+        raise RuntimeError("disk full")
 
-    def failing_create(**kwargs: Any) -> Run:
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise RuntimeError("disk full")
-        return real(**kwargs)
-
-    monkeypatch.setattr(Run.objects, "create", failing_create)
+    monkeypatch.setattr(RecallEntry.objects, "bulk_create", failing_bulk_create)
     with pytest.raises(RuntimeError):
         legacy_import(agent=teacher.agent, owner=teacher.user, recall=RECALL_LOG.encode())
     assert not Run.objects.exists() and not RecallEntry.objects.exists()
-    assert not Thread.objects.exists()
+    assert not Thread.objects.exists() and not MemoryAuditEvent.objects.exists()
 
 
 @pytest.mark.django_db
