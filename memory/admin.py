@@ -22,8 +22,8 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
-from agents.admin import AgentAdmin, TenantAdmin
-from agents.models import Agent, Membership, Tenant
+from agents.admin import AgentAdmin, RunAdmin, TenantAdmin
+from agents.models import Agent, Membership, Run, Tenant
 from agents.selectors import is_tenant_admin
 from memory.models import (
     CoreCandidate,
@@ -132,7 +132,21 @@ class ThreadAdmin(CostAdmin):
     cost_total = cost_column(key="thread_id", part="total")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Thread]:
-        return super().get_queryset(request).annotate(_runs=Count("runs"))
+        return (
+            super()
+            .get_queryset(request)
+            .filter(deleted_at__isnull=True)
+            .annotate(_runs=Count("runs"))
+        )
+
+    # Deleting goes through the governance cascade (texts erased, costs kept), never
+    # Django's own delete, which would leave the runs' texts behind.
+    def delete_model(self, request: HttpRequest, obj: Thread) -> None:
+        forget.thread_delete(thread=obj, actor_id=_actor_id(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Thread]) -> None:
+        for thread in queryset:
+            forget.thread_delete(thread=thread, actor_id=_actor_id(request))
 
     @admin.display(description=_("运行数"), ordering="_runs")
     def runs_total(self, obj: Any) -> int:
@@ -368,9 +382,24 @@ def _require_tenant_admin(request: HttpRequest, tenant_id: int) -> None:
         raise Http404
 
 
-# -- tenants and agents, with their cost ----------------------------------------------------
+# -- tenants and agents, with their cost; runs deleted through the cascade ----------------
 admin.site.unregister(Tenant)
 admin.site.unregister(Agent)
+admin.site.unregister(Run)
+
+
+@admin.register(Run)
+class GovernedRunAdmin(RunAdmin):
+    """Runs; a deleted run is a cost row only (its texts erased by the worker)."""
+
+    list_filter = [*RunAdmin.list_filter, ("deleted_at", admin.EmptyFieldListFilter)]
+
+    def delete_model(self, request: HttpRequest, obj: Run) -> None:
+        forget.run_delete(run=obj, actor_id=_actor_id(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Run]) -> None:
+        for run in queryset.filter(deleted_at__isnull=True):
+            forget.run_delete(run=run, actor_id=_actor_id(request))
 
 
 @admin.register(Tenant)

@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.test import Client
 from django.utils import timezone
@@ -509,3 +510,23 @@ def test_the_sweeper_recovers_a_lost_governance_job(teacher: Teacher) -> None:
     job.refresh_from_db()
     assert job.status == MemoryJob.Status.DONE and job.counts["threads"] == 1
     assert memory_sweep().jobs_reenqueued == 0
+
+
+def test_deleting_in_the_admin_goes_through_the_cascade(teacher: Teacher) -> None:
+    thread_id, runs = conversation(teacher)
+    single = send(teacher, "另一段对话")
+    operator = get_user_model().objects.create_superuser("ops", "ops@example.com", "pw")
+    browser = Client()
+    browser.force_login(operator)
+    response = browser.post(f"/admin/memory/thread/{thread_id}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    assert not Thread.objects.filter(pk=thread_id).exists()
+    assert set(
+        Run.objects.filter(pk__in=[r["id"] for r in runs]).values_list("input", "output")
+    ) == {("", "")}
+    response = browser.post(f"/admin/agents/run/{single['id']}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    run = Run.objects.get(pk=single["id"])  # kept as a cost row
+    assert (run.input, run.output, run.deleted_at is not None) == ("", "", True)
+    assert not RecallEntry.objects.filter(run_id=single["id"]).exists()
+    assert MemoryAuditEvent.objects.filter(action="delete", actor_id=operator.pk).count() == 2
