@@ -92,6 +92,7 @@ bench: venv
 	$(PY) benchmarks/redline.py
 	$(PY) benchmarks/sanitizer.py
 	$(PY) benchmarks/tools.py
+	$(PY) benchmarks/governance.py
 
 # Browser libraries (Markdown, KaTeX, DOMPurify) from the npm registry into static/vendor/.
 vendor:

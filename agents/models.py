@@ -203,6 +203,10 @@ class RunQuerySet(models.QuerySet["Run"]):
     def finished(self) -> RunQuerySet:
         return self.filter(status__in=(Run.Status.COMPLETED, Run.Status.FAILED))
 
+    def visible(self) -> RunQuerySet:
+        """Runs not deleted by their teacher (a deleted run is only a cost row)."""
+        return self.filter(deleted_at__isnull=True)
+
 
 class Run(models.Model):
     class Status(models.TextChoices):
@@ -229,9 +233,11 @@ class Run(models.Model):
         related_name="runs",
         verbose_name=_("教师"),
     )
+    # SET_NULL, not CASCADE: a deleted thread's runs stay as cost rows without text
+    # (memory.services.forget), so that cost history still adds up.
     thread = models.ForeignKey(
         "memory.Thread",
-        on_delete=models.CASCADE,
+        on_delete=models.SET_NULL,
         related_name="runs",
         null=True,
         blank=True,
@@ -261,6 +267,12 @@ class Run(models.Model):
     memory_error = models.CharField(_("记忆处理错误"), max_length=64, blank=True)
     memory_enqueued_at = models.DateTimeField(_("记忆任务入队时间"), null=True, blank=True)
     memory_done_at = models.DateTimeField(_("记忆处理完成时间"), null=True, blank=True)
+    # Governance (memory.services.forget). Deleted: the teacher deleted the run or its
+    # thread; it is hidden from every getter at once, its texts are erased by the worker,
+    # and the row stays only as numbers (tokens, cost). Redacted: "forget this text"
+    # replaced the text in its input or output; the run stays visible.
+    deleted_at = models.DateTimeField(_("删除时间"), null=True, blank=True, editable=False)
+    redacted_at = models.DateTimeField(_("遗忘处理时间"), null=True, blank=True, editable=False)
 
     objects = RunQuerySet.as_manager()
 

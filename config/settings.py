@@ -19,6 +19,7 @@ from config.env import (
     env_list,
     env_str,
 )
+from memory.terms import TermCalendar, TermCalendarError
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -244,6 +245,16 @@ CORE_FACTS_MAX = env_int("CORE_FACTS_MAX", 30, minimum=1)
 # injections and fewer relevant ones (memory/recall/gating.py; benchmarks/recall_eval.py).
 RECALL_GATE = env_float("RECALL_GATE", 0.9, minimum=0.0)
 RECALL_TOP_K = env_int("RECALL_TOP_K", 3, minimum=1)
+
+# --- Governance (issue #14) -----------------------------------------------------------------
+# The school's term ends, for "本学期" when a fact is confirmed: MM-DD (every year) or
+# YYYY-MM-DD (one date), comma-separated; the current term ends on the first one on or
+# after today (memory/terms.py). Default: the usual Chinese school year.
+MEMORY_TERM_ENDS = env_list("MEMORY_TERM_ENDS", ["01-31", "07-15"])
+try:
+    MEMORY_TERM_CALENDAR = TermCalendar.parse(MEMORY_TERM_ENDS)
+except TermCalendarError as exc:
+    raise ImproperlyConfigured(f"MEMORY_TERM_ENDS: {exc}") from exc
 
 # --- django-q2 -----------------------------------------------------------------------------
 # Read once at import (override_settings cannot change it): tests select sync mode with

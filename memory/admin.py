@@ -11,26 +11,41 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Literal, cast
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
+from django.contrib.auth import get_user_model
 from django.db.models import Count, QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
-from agents.admin import AgentAdmin, TenantAdmin, truncated
-from agents.models import Agent, Tenant
+from agents.admin import AgentAdmin, RunAdmin, TenantAdmin, truncated
+from agents.models import Agent, Membership, Run, Tenant
+from agents.selectors import is_tenant_admin
 from memory.models import (
     CoreCandidate,
     CoreFact,
+    MemoryAuditEvent,
+    MemoryJob,
     MemoryOp,
     RecallEntry,
     RedlineAudit,
     RunContext,
     Thread,
 )
-from memory.selectors import CostKey, CostTotals, cost_ordering, cost_totals, cost_totals_by
-from memory.services import facts
+from memory.selectors import (
+    CostKey,
+    CostTotals,
+    audit_events_administered,
+    cost_ordering,
+    cost_totals,
+    cost_totals_by,
+)
+from memory.services import facts, forget
+from memory.services.legacy_import import ImportRejected, legacy_import, report_lines
 
 
 class CostAdmin(admin.ModelAdmin):
@@ -118,7 +133,21 @@ class ThreadAdmin(CostAdmin):
     cost_total = cost_column(key="thread_id", part="total")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Thread]:
-        return super().get_queryset(request).annotate(_runs=Count("runs"))
+        return (
+            super()
+            .get_queryset(request)
+            .filter(deleted_at__isnull=True)
+            .annotate(_runs=Count("runs"))
+        )
+
+    # Deleting goes through the governance cascade (texts erased, costs kept), never
+    # Django's own delete, which would leave the runs' texts behind.
+    def delete_model(self, request: HttpRequest, obj: Thread) -> None:
+        forget.thread_delete(thread=obj, actor_id=_actor_id(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Thread]) -> None:
+        for thread in queryset:
+            forget.thread_delete(thread=thread, actor_id=_actor_id(request))
 
     @admin.display(description=_("运行数"), ordering="_runs")
     def runs_total(self, obj: Any) -> int:
@@ -277,24 +306,220 @@ class RecallEntryAdmin(ReadOnlyAdmin):
     text_short = truncated("text", description=_("摘录"), wide=True)
 
 
-# -- tenants and agents, with their cost ----------------------------------------------------
+# -- governance: the audit trail, jobs, tenant-wide forget, legacy import -----------------
+def _administers_any(request: HttpRequest) -> bool:
+    return bool(
+        request.user.is_active
+        and Membership.objects.filter(user_id=request.user.pk, role=Membership.Role.ADMIN).exists()
+    )
+
+
+@admin.register(MemoryAuditEvent)
+class MemoryAuditEventAdmin(ServiceOnlyAdmin):
+    """The append-only trail. A tenant administrator sees their tenants' events only."""
+
+    list_display = ["created_at", "action", "object_type", "object_id", "actor", "owner", "agent"]
+    list_filter = ["action", "object_type", "tenant"]
+    list_select_related = ["actor", "owner", "agent"]
+    search_fields = ["object_id", "owner__username", "actor__username"]
+    date_hierarchy = "created_at"
+    readonly_fields = [field.name for field in MemoryAuditEvent._meta.fields]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[MemoryAuditEvent]:
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        return queryset & audit_events_administered(actor=request.user)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return super().has_module_permission(request) or _administers_any(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return super().has_view_permission(request, obj) or _administers_any(request)
+
+
+@admin.register(MemoryJob)
+class MemoryJobAdmin(ServiceOnlyAdmin):
+    list_display = ["id", "kind", "status", "tenant", "agent", "owner", "actor", "created_at"]
+    list_filter = ["kind", "status", "tenant"]
+    list_select_related = ["tenant", "agent", "owner", "actor"]
+    exclude = ["params"]
+    readonly_fields = [f.name for f in MemoryJob._meta.fields if f.name != "params"]
+
+
+class TenantForgetForm(forms.Form):
+    text = forms.CharField(
+        label=_("要遗忘的内容"),
+        max_length=800,
+        help_text=_("例如一位学生的姓名。本校所有教师的记忆中提到它的内容都会被删除或遮盖。"),
+    )
+
+
+class LegacyImportForm(forms.Form):
+    owner = forms.ModelChoiceField(
+        label=_("教师"), queryset=get_user_model().objects.none(), to_field_name="username"
+    )
+    core = forms.FileField(label=_("core_memory.json"), required=False)
+    recall = forms.FileField(label=_("recall_log.jsonl"), required=False)
+    dry_run = forms.BooleanField(label=_("仅试运行（不写入）"), required=False)
+
+    # Read whole into memory: an old platform's memory files are small; more is a mistake.
+    MAX_BYTES = 20 * 1024 * 1024
+
+    def __init__(self, *args: Any, tenant: Tenant, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = cast(forms.ModelChoiceField, self.fields["owner"])
+        field.queryset = get_user_model().objects.filter(memberships__tenant=tenant)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not data.get("core") and not data.get("recall"):
+            raise forms.ValidationError(_("请至少上传一个文件。"))
+        for name in ("core", "recall"):
+            upload = data.get(name)
+            if upload is not None and upload.size > self.MAX_BYTES:
+                self.add_error(name, _("文件过大（最多 20 MB）。"))
+        return data
+
+
+def _require_tenant_admin(request: HttpRequest, tenant_id: int) -> None:
+    if not is_tenant_admin(actor=request.user, tenant_id=tenant_id):
+        raise Http404
+
+
+# -- tenants and agents, with their cost; runs deleted through the cascade ----------------
 admin.site.unregister(Tenant)
 admin.site.unregister(Agent)
+admin.site.unregister(Run)
+
+
+@admin.register(Run)
+class GovernedRunAdmin(RunAdmin):
+    """Runs; a deleted run is a cost row only (its texts erased by the worker)."""
+
+    list_filter = [*RunAdmin.list_filter, ("deleted_at", admin.EmptyFieldListFilter)]
+
+    def delete_model(self, request: HttpRequest, obj: Run) -> None:
+        forget.run_delete(run=obj, actor_id=_actor_id(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Run]) -> None:
+        for run in queryset.filter(deleted_at__isnull=True):
+            forget.run_delete(run=run, actor_id=_actor_id(request))
 
 
 @admin.register(Tenant)
 class TenantCostAdmin(TenantAdmin, CostAdmin):
-    list_display = ["name", "run_cost_total", "memory_cost_total", "cost_total", "created_at"]
+    list_display = [
+        "name",
+        "run_cost_total",
+        "memory_cost_total",
+        "cost_total",
+        "created_at",
+        "forget_link",
+    ]
     cost_key = "tenant_id"
     run_cost_total = cost_column(key="tenant_id", part="run")
     memory_cost_total = cost_column(key="tenant_id", part="memory")
     cost_total = cost_column(key="tenant_id", part="total")
 
+    @admin.display(description=_("记忆治理"))
+    def forget_link(self, obj: Tenant) -> str:
+        url = reverse("admin:memory_tenant_forget", args=[obj.pk])
+        return format_html('<a href="{}">{}</a>', url, _("遗忘文本…"))
+
+    def get_urls(self) -> list[URLPattern]:
+        forget_view = self.admin_site.admin_view(self.forget_view)
+        return [
+            path("<int:tenant_id>/forget/", forget_view, name="memory_tenant_forget"),
+            *super().get_urls(),
+        ]
+
+    def forget_view(self, request: HttpRequest, tenant_id: int) -> HttpResponse:
+        """Forget a text in every teacher's memory of the tenant (its administrators)."""
+        tenant = Tenant.objects.filter(pk=tenant_id).first()
+        if tenant is None:
+            raise Http404
+        _require_tenant_admin(request, tenant.pk)
+        form = TenantForgetForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                job = forget.tenant_forget(
+                    tenant_id=tenant.pk, text=form.cleaned_data["text"], actor=request.user
+                )
+            except forget.ForgetRejected as exc:
+                form.add_error("text", str(exc))
+            else:
+                self.message_user(
+                    request,
+                    _("已提交遗忘任务 #%(id)d，后台处理中。") % {"id": job.pk},
+                    level=messages.SUCCESS,
+                )
+                return HttpResponseRedirect(reverse("admin:memory_memoryjob_change", args=[job.pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": _("遗忘：%(tenant)s") % {"tenant": tenant.name},
+            "tenant": tenant,
+            "form": form,
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/memory/tenant_forget.html", context)
+
 
 @admin.register(Agent)
 class AgentCostAdmin(AgentAdmin, CostAdmin):
-    list_display = [*AgentAdmin.list_display, "run_cost_total", "memory_cost_total", "cost_total"]
+    list_display = [
+        *AgentAdmin.list_display,
+        "run_cost_total",
+        "memory_cost_total",
+        "cost_total",
+        "import_link",
+    ]
     cost_key = "agent_id"
     run_cost_total = cost_column(key="agent_id", part="run")
     memory_cost_total = cost_column(key="agent_id", part="memory")
     cost_total = cost_column(key="agent_id", part="total")
+
+    @admin.display(description=_("记忆治理"))
+    def import_link(self, obj: Agent) -> str:
+        url = reverse("admin:memory_agent_import", args=[obj.pk])
+        return format_html('<a href="{}">{}</a>', url, _("导入旧版记忆…"))
+
+    def get_urls(self) -> list[URLPattern]:
+        import_view = self.admin_site.admin_view(self.import_view)
+        return [
+            path("<int:agent_id>/import-legacy/", import_view, name="memory_agent_import"),
+            *super().get_urls(),
+        ]
+
+    def import_view(self, request: HttpRequest, agent_id: int) -> HttpResponse:
+        """Upload a teacher's core_memory.json and recall_log.jsonl (tenant administrators)."""
+        agent = Agent.objects.select_related("tenant").filter(pk=agent_id).first()
+        if agent is None:
+            raise Http404
+        _require_tenant_admin(request, agent.tenant_id)
+        form = LegacyImportForm(request.POST or None, request.FILES or None, tenant=agent.tenant)
+        report = None
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                report = legacy_import(
+                    agent=agent,
+                    owner=data["owner"],
+                    core=data["core"].read() if data.get("core") else None,
+                    recall=data["recall"].read() if data.get("recall") else None,
+                    dry_run=data["dry_run"],
+                    actor_id=int(request.user.pk or 0),
+                    core_name=data["core"].name if data.get("core") else "",
+                    recall_name=data["recall"].name if data.get("recall") else "",
+                )
+            except ImportRejected as exc:
+                form.add_error("owner", str(exc))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": _("导入旧版记忆：%(agent)s") % {"agent": agent.name},
+            "agent": agent,
+            "form": form,
+            "report": list(report_lines(report)) if report else None,
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/memory/agent_import.html", context)

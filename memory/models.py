@@ -1,9 +1,11 @@
-"""The memory layers: threads (L1), memory-op ledger, context manifests."""
+"""The memory layers: threads (L1), memory-op ledger, context manifests, governance."""
 
 from __future__ import annotations
 
 import secrets
+from datetime import date
 from decimal import Decimal
+from typing import Any, NoReturn, Self
 
 from django.conf import settings
 from django.db import models
@@ -21,7 +23,13 @@ def new_thread_id() -> str:
 
 class ThreadQuerySet(models.QuerySet["Thread"]):
     def for_scope(self, *, tenant_id: int, agent_id: int, owner_id: int) -> ThreadQuerySet:
-        return self.filter(tenant_id=tenant_id, agent_id=agent_id, owner_id=owner_id)
+        return self.filter(
+            tenant_id=tenant_id, agent_id=agent_id, owner_id=owner_id, deleted_at__isnull=True
+        )
+
+    def visible(self) -> ThreadQuerySet:
+        """Threads not deleted (a deleted thread waits for the worker to erase it)."""
+        return self.filter(deleted_at__isnull=True)
 
 
 class Thread(models.Model):
@@ -62,6 +70,12 @@ class Thread(models.Model):
     compress_enqueued_at = models.DateTimeField(
         _("补做压缩入队时间"), null=True, blank=True, editable=False
     )
+    # Bumped whenever a run's text leaves the thread (a run deleted, a text forgotten):
+    # compression saves its summary only if the cursor *and* this version are what it
+    # read, so a fold that read a text which is gone since can never be saved.
+    summary_version = models.PositiveBigIntegerField(_("摘要版本"), default=0, editable=False)
+    # Set when the teacher deletes the thread: hidden at once, erased by the worker.
+    deleted_at = models.DateTimeField(_("删除时间"), null=True, blank=True, editable=False)
 
     objects = ThreadQuerySet.as_manager()
 
@@ -120,9 +134,10 @@ class MemoryOp(models.Model):
         related_name="memory_ops",
         verbose_name=_("智能体"),
     )
+    # SET_NULL: an operation's cost outlives a deleted thread (cost history adds up).
     thread = models.ForeignKey(
         Thread,
-        on_delete=models.CASCADE,
+        on_delete=models.SET_NULL,
         related_name="memory_ops",
         null=True,
         blank=True,
@@ -167,8 +182,18 @@ class MemoryOp(models.Model):
 
 
 class ScopedQuerySet(models.QuerySet):  # type: ignore[type-arg]
-    def for_scope(self, *, tenant_id: int, agent_id: int, owner_id: int) -> ScopedQuerySet:
+    def for_scope(self, *, tenant_id: int, agent_id: int, owner_id: int) -> Self:
         return self.filter(tenant_id=tenant_id, agent_id=agent_id, owner_id=owner_id)
+
+
+class FactQuerySet(ScopedQuerySet):
+    """Facts; ``valid_until`` is the last day a fact is valid (inclusive)."""
+
+    def live(self, *, today: date) -> Self:
+        return self.filter(models.Q(valid_until__isnull=True) | models.Q(valid_until__gte=today))
+
+    def expired(self, *, today: date) -> Self:
+        return self.filter(valid_until__lt=today)
 
 
 class CoreFact(models.Model):
@@ -209,8 +234,13 @@ class CoreFact(models.Model):
     # Touched whenever the fact is injected; the least recently used is evicted first.
     last_used_at = models.DateTimeField(_("最近使用"), null=True, blank=True)
     updated_at = models.DateTimeField(_("更新时间"), auto_now=True)
+    # The last day the fact holds (a term's end); empty: long-term. An expired fact is
+    # never injected and does not count towards the cap.
+    valid_until = models.DateField(_("有效期至"), null=True, blank=True)
+    # When the sweeper recorded the expiry (one audit event per expiry; a renewal clears it).
+    expired_at = models.DateTimeField(_("过期记录时间"), null=True, blank=True, editable=False)
 
-    objects = ScopedQuerySet.as_manager()
+    objects = FactQuerySet.as_manager()
 
     class Meta:
         verbose_name = _("核心记忆")
@@ -252,6 +282,8 @@ class CoreCandidate(models.Model):
     )
     seen_count = models.PositiveIntegerField(_("提及次数"), default=1)
     created_at = models.DateTimeField(_("提出时间"), default=timezone.now)
+    # Proposed validity, taken by the fact on confirmation unless the person chooses.
+    valid_until = models.DateField(_("有效期至"), null=True, blank=True)
 
     objects = ScopedQuerySet.as_manager()
 
@@ -373,6 +405,10 @@ class RecallScope(models.Model):
     version = models.PositiveBigIntegerField(_("版本"), default=0)
     entry_count = models.PositiveIntegerField(_("条目数"), default=0)
     max_entry_id = models.BigIntegerField(_("最大条目编号"), default=0)
+    # Bumped (with ``version``) whenever an entry is removed, by any path: a process whose
+    # index is of another epoch drops the entries that are gone, so no process keeps
+    # serving a deleted entry (memory.signals, memory.services.recall).
+    epoch = models.PositiveBigIntegerField(_("删除纪元"), default=0)
 
     class Meta:
         verbose_name = _("情景记忆范围")
@@ -385,3 +421,173 @@ class RecallScope(models.Model):
 
     def __str__(self) -> str:
         return f"recall scope v{self.version} ({self.entry_count} entries)"
+
+
+class AuditQuerySet(models.QuerySet["MemoryAuditEvent"]):
+    """Append-only: rows are added, never changed or removed through the ORM."""
+
+    def update(self, **kwargs: Any) -> NoReturn:
+        raise TypeError("memory audit events are append-only")
+
+    def delete(self) -> NoReturn:
+        raise TypeError("memory audit events are append-only")
+
+
+class MemoryAuditEvent(models.Model):
+    """Who did what to which memory item, and when (issue #14). Never the text.
+
+    Edits carry keyed hashes (HMAC with the installation's secret) of the text before and
+    after, so that two events can be compared without the text being guessable from them.
+    The references to people, agents and items are kept as plain ids (no database
+    constraint, ``DO_NOTHING``): deleting a teacher or an item leaves its trail intact.
+    """
+
+    class Action(models.TextChoices):
+        CONFIRM = "confirm", _("确认")
+        REJECT = "reject", _("拒绝")
+        EDIT = "edit", _("编辑")
+        DELETE = "delete", _("删除")
+        EXPIRE = "expire", _("过期")
+        FORGET = "forget", _("遗忘")
+        EXPORT = "export", _("导出")
+        IMPORT = "import", _("导入")
+
+    class ObjectType(models.TextChoices):
+        FACT = "fact", _("核心记忆")
+        CANDIDATE = "candidate", _("待确认记忆")
+        THREAD = "thread", _("会话")
+        RUN = "run", _("运行")
+        MEMORY = "memory", _("全部记忆")
+        JOB = "job", _("后台任务")
+
+    tenant = models.ForeignKey(
+        "agents.Tenant", on_delete=models.CASCADE, related_name="+", verbose_name=_("租户")
+    )
+    agent = models.ForeignKey(
+        "agents.Agent",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("智能体"),
+    )
+    # Whose memory it is (empty for a tenant-wide action).
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("记忆所属"),
+    )
+    # Who did it (empty: the system, e.g. an expiry found by the sweeper, or an operator's
+    # command line).
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("操作者"),
+    )
+    action = models.CharField(_("操作"), max_length=16, choices=Action.choices)
+    object_type = models.CharField(_("对象类型"), max_length=16, choices=ObjectType.choices)
+    object_id = models.CharField(_("对象编号"), max_length=64, blank=True)
+    before_hash = models.CharField(_("修改前摘要"), max_length=64, blank=True)
+    after_hash = models.CharField(_("修改后摘要"), max_length=64, blank=True)
+    # Numbers only (counts per layer, the validity date chosen): never a text.
+    detail = models.JSONField(_("详情"), default=dict, blank=True)
+    created_at = models.DateTimeField(_("时间"), default=timezone.now)
+
+    objects = AuditQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("记忆审计事件")
+        verbose_name_plural = _("记忆审计事件")
+        indexes = [
+            models.Index(fields=["tenant", "agent", "owner", "-created_at"], name="audit_scope"),
+            models.Index(fields=["tenant", "-created_at"], name="audit_tenant"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.action} {self.object_type} {self.object_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None:
+            raise TypeError("memory audit events are append-only")
+        kwargs["force_insert"] = True
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("memory audit events are append-only")
+
+
+class MemoryJob(models.Model):
+    """A governance job in the background worker: delete a thread or a run, forget a text.
+
+    The caller polls it (``GET /api/memory/jobs/{id}``). ``params`` holds what the worker
+    needs; a text to forget is kept only until the job is done, then cleared.
+    ``counts`` says what was removed or redacted, per layer.
+    """
+
+    class Kind(models.TextChoices):
+        THREAD_DELETE = "thread_delete", _("删除会话")
+        RUN_DELETE = "run_delete", _("删除运行")
+        FORGET = "forget", _("遗忘文本")
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("排队中")
+        RUNNING = "running", _("进行中")
+        DONE = "done", _("已完成")
+        FAILED = "failed", _("失败")
+
+    tenant = models.ForeignKey(
+        "agents.Tenant", on_delete=models.CASCADE, related_name="+", verbose_name=_("租户")
+    )
+    # Empty agent and owner: a tenant-wide forget (a tenant admin, from the admin).
+    agent = models.ForeignKey(
+        "agents.Agent",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("智能体"),
+    )
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("记忆所属"),
+    )
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("发起人"),
+    )
+    kind = models.CharField(_("类型"), max_length=16, choices=Kind.choices)
+    status = models.CharField(
+        _("状态"), max_length=16, choices=Status.choices, default=Status.QUEUED
+    )
+    params = models.JSONField(_("参数"), default=dict, blank=True, editable=False)
+    counts = models.JSONField(_("处理数量"), default=dict, blank=True)
+    error = models.CharField(_("错误"), max_length=64, blank=True)
+    attempts = models.PositiveIntegerField(_("尝试次数"), default=0)
+    created_at = models.DateTimeField(_("创建时间"), default=timezone.now)
+    enqueued_at = models.DateTimeField(_("入队时间"), null=True, blank=True, editable=False)
+    finished_at = models.DateTimeField(_("完成时间"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("记忆治理任务")
+        verbose_name_plural = _("记忆治理任务")
+        indexes = [models.Index(fields=["status", "enqueued_at"], name="memjob_status")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.pk} ({self.status})"

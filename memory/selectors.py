@@ -31,16 +31,15 @@ from django.http import Http404
 
 from agents.models import Membership, Run
 from agents.selectors import User, actor_id, tenant_ids_for
-from memory.models import CoreCandidate, CoreFact, MemoryOp, Thread
+from memory.models import CoreCandidate, CoreFact, MemoryAuditEvent, MemoryJob, MemoryOp, Thread
 from memory.scope import Scope
 
 
 def thread_get(*, actor: User, thread_id: str) -> Thread:
     """The actor's own thread in one of their tenants, or Http404."""
     thread = (
-        Thread.objects.filter(
-            pk=thread_id, owner_id=actor_id(actor), tenant_id__in=tenant_ids_for(actor)
-        )
+        Thread.objects.visible()
+        .filter(pk=thread_id, owner_id=actor_id(actor), tenant_id__in=tenant_ids_for(actor))
         .select_related("agent", "agent__provider", "agent__memory_provider")
         .annotate(run_count=Count("runs"))
         .first()
@@ -60,8 +59,9 @@ def _manageable(actor: User) -> Q:
 
 
 def candidates_manageable(*, actor: User, scope: Scope | None = None) -> QuerySet[CoreCandidate]:
-    """The candidates the actor may confirm or reject (within ``scope`` if given)."""
-    queryset = CoreCandidate.objects.filter(_manageable(actor))
+    """The candidates the actor may confirm or reject (within ``scope`` if given); none
+    from a deleted run (it is being erased with it)."""
+    queryset = CoreCandidate.objects.filter(_manageable(actor), source_run__deleted_at__isnull=True)
     return queryset if scope is None else queryset.for_scope(**scope.filter_kwargs())
 
 
@@ -96,6 +96,29 @@ def fact_get(*, actor: User, fact_id: int, scope: Scope | None = None) -> CoreFa
     if fact is None:
         raise Http404
     return fact
+
+
+def memory_job_get(*, actor: User, job_id: int) -> MemoryJob:
+    """A governance job the actor started, in one of their tenants, or Http404."""
+    job = MemoryJob.objects.filter(
+        pk=job_id, actor_id=actor_id(actor), tenant_id__in=tenant_ids_for(actor)
+    ).first()
+    if job is None:
+        raise Http404
+    return job
+
+
+def audit_events_for(*, scope: Scope) -> QuerySet[MemoryAuditEvent]:
+    """The audit events of one teacher's memory with one agent, newest first."""
+    return MemoryAuditEvent.objects.filter(**scope.filter_kwargs()).order_by("-created_at", "-pk")
+
+
+def audit_events_administered(*, actor: User) -> QuerySet[MemoryAuditEvent]:
+    """Every audit event of the tenants the actor administers (the admin's list)."""
+    admin_tenants = Membership.objects.filter(
+        user_id=actor_id(actor), role=Membership.Role.ADMIN
+    ).values("tenant_id")
+    return MemoryAuditEvent.objects.filter(tenant_id__in=admin_tenants)
 
 
 # -- cost totals --------------------------------------------------------------------------

@@ -15,7 +15,8 @@ def run_get(*, actor: User, run_id: int, owner_only: bool = False) -> Run:
     record, is the teacher's own).
     """
     run = (
-        Run.objects.filter(pk=run_id, tenant_id__in=tenant_ids_for(actor))
+        Run.objects.visible()
+        .filter(pk=run_id, tenant_id__in=tenant_ids_for(actor))
         .select_related("agent", "thread")
         .first()
     )

@@ -206,6 +206,7 @@ def run_options_parse(*, agent: Agent, owner_id: int, context: dict[str, Any]) -
             agent_id=agent.pk,
             owner_id=owner_id,
             status=Run.Status.COMPLETED,
+            deleted_at__isnull=True,
         )
         .values_list("pk", "output")
         .first()
@@ -362,7 +363,9 @@ def run_finish(
     run.finished_at = now
     run.memory_state = Run.MemoryState.PENDING
     with transaction.atomic():
-        updated = Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
+        updated = Run.objects.filter(
+            pk=run.pk, status=Run.Status.RUNNING, deleted_at__isnull=True
+        ).update(
             status=run.status,
             output=run.output,
             error_code=run.error_code,
@@ -379,7 +382,13 @@ def run_finish(
                 _context_record_tools(run=run, exchange=exchange, prepared=prepared)
             after_run_enqueue(run_id=run.pk)
     if not updated:
-        # Someone else (the sweeper) settled it first; theirs stands.
+        if completion is not None:
+            # Deleted while the provider answered (memory.services.forget): the text is
+            # not kept, the cost is, so that cost history still adds up.
+            Run.objects.filter(pk=run.pk, deleted_at__isnull=False, input_tokens=0).update(
+                input_tokens=run.input_tokens, output_tokens=run.output_tokens, cost=run.cost
+            )
+        # Someone else (the sweeper, a deletion) settled it first; theirs stands.
         run.refresh_from_db()
     return run
 

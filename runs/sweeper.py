@@ -24,6 +24,8 @@ class SweepReport:
     stale_runs_failed: int
     runs_reenqueued: int
     threads_reenqueued: int
+    jobs_reenqueued: int
+    facts_expired: int
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -32,8 +34,10 @@ class SweepReport:
 def runs_fail_stale(*, now: datetime) -> int:
     """Settle runs stuck in ``running`` as failed (``run_stale``). Returns how many."""
     cutoff = now - timedelta(seconds=settings.RUN_STALE_AFTER_SECONDS)
-    stale = Run.objects.filter(status=Run.Status.RUNNING, started_at__lt=cutoff).select_related(
-        "agent", "agent__provider"
+    stale = (
+        Run.objects.visible()
+        .filter(status=Run.Status.RUNNING, started_at__lt=cutoff)
+        .select_related("agent", "agent__provider")
     )
     failed = 0
     for run in stale:
@@ -55,4 +59,6 @@ def recovery_sweep(
         stale_runs_failed=failed,
         runs_reenqueued=memory.runs_reenqueued,
         threads_reenqueued=memory.threads_reenqueued,
+        jobs_reenqueued=memory.jobs_reenqueued,
+        facts_expired=memory.facts_expired,
     )

@@ -79,6 +79,8 @@ def test_every_column_filter_and_action_of_our_admin_is_named_in_both_languages(
             assert CJK.search(str(label)) or column == "__str__", f"{where}.{column}: {label!r}"
             assert not CJK.search(english), f"{where}.{column} in English: {english!r}"
         for spec in model_admin.list_filter:
+            if isinstance(spec, tuple):  # (field, filter class): the field names the filter
+                spec = spec[0]
             assert isinstance(spec, str), f"{where}: a filter class needs its own check"
             *path, last = spec.split("__")
             target: Any = model

@@ -51,6 +51,8 @@ LOCAL_IMPORTS = {
     # parallel); until it is merged the names do not exist, and a top-level import would
     # break the run engine's import. After the merge: move it to the top, drop this line.
     ("runs.tools.kb", "memory.services.kb"),
+    # AppConfig.ready: the signal receivers import models, not loadable at app import.
+    ("memory.apps", "memory"),
 }
 MODEL_REFERENCE = re.compile(r"^(agents|memory|runs|web)\.[A-Z][A-Za-z]+$")
 

@@ -14,6 +14,7 @@ current teacher is a 404, whether it belongs to a colleague or to another school
 
 from __future__ import annotations
 
+from datetime import date
 from typing import cast
 
 from django.conf import settings
@@ -24,6 +25,8 @@ from django.core.validators import ProhibitNullCharactersValidator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import URLPattern, path, re_path, reverse
+from django.utils import timezone
+from django.utils.dateparse import parse_date
 from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
@@ -34,7 +37,11 @@ from memory.models import MAX_FACT_CHARS, CoreCandidate
 from memory.scope import Scope
 from memory.selectors import candidate_get, candidates_get, fact_get
 from memory.services import facts
-from memory.services.core import candidates_for_scope, facts_for_scope
+from memory.services.core import (
+    candidates_for_scope,
+    facts_expired_for_scope,
+    facts_live_for_scope,
+)
 
 # A bulk form never carries more ids than a page can show; more is not a teacher.
 BULK_MAX = 200
@@ -83,6 +90,34 @@ def _posted_text(request: HttpRequest) -> str | None:
     except ValidationError as exc:
         raise facts.FactRejected(_("事实内容包含无效字符。")) from exc
     return text
+
+
+def _term_end() -> date:
+    return settings.MEMORY_TERM_CALENDAR.current_term_end(timezone.localdate())
+
+
+def _posted_validity(request: HttpRequest) -> date | facts.Unset | None:
+    """The validity chosen in a form: 本学期 (``term``), 长期 (``long``) or a date.
+
+    No choice in the form: :data:`~memory.services.facts.UNSET` (the candidate's own).
+    """
+    choice = request.POST.get("validity")
+    if choice is None:
+        return facts.UNSET
+    if choice == "long":
+        return None
+    if choice == "term":
+        return _term_end()
+    if choice == "date":
+        raw = request.POST.get("valid_until_date", "")
+        try:
+            chosen = parse_date(raw) if raw.isascii() else None
+        except ValueError:
+            chosen = None
+        if chosen is None:
+            raise facts.FactRejected(_("请选择有效的日期。"))
+        return chosen
+    raise facts.FactRejected(_("请选择有效期：本学期、长期或指定日期。"))
 
 
 def _short(text: str, limit: int = 40) -> str:
@@ -138,17 +173,20 @@ def memory_page(request: HttpRequest) -> HttpResponse:
     }
     if agent is not None:
         scope = _scope(request, agent)
-        fact_list = list(facts_for_scope(scope=scope))
+        fact_list = list(facts_live_for_scope(scope=scope))
         candidate_list = list(candidates_for_scope(scope=scope).select_related("source_run"))
         for candidate in candidate_list:
             candidate.percent = round(candidate.confidence * 100)  # type: ignore[attr-defined]
         context.update(
             facts=fact_list,
+            expired_facts=list(facts_expired_for_scope(scope=scope)),
             candidates=candidate_list,
             fact_count=len(fact_list),
             full=len(fact_list) >= settings.CORE_FACTS_MAX,
             would_evict=facts.eviction_preview(scope=scope),
             text_max=MAX_FACT_CHARS,
+            term_end=_term_end(),
+            today=timezone.localdate(),
         )
     return render(request, "web/memory.html", context)
 
@@ -164,7 +202,10 @@ def candidate_confirm_view(request: HttpRequest, candidate_id: str) -> HttpRespo
     try:
         text = _posted_text(request)
         result = facts.candidate_confirm(
-            candidate=candidate, actor_id=_actor_id(request), text=text
+            candidate=candidate,
+            actor_id=_actor_id(request),
+            text=text,
+            valid_until=_posted_validity(request),
         )
     except facts.FactRejected as exc:
         messages.error(request, str(exc))
@@ -256,6 +297,33 @@ def fact_update_view(request: HttpRequest, fact_id: str) -> HttpResponse:
 
 @require_POST
 @login_required
+def fact_renew_view(request: HttpRequest, fact_id: str) -> HttpResponse:
+    """续期: a new validity for a fact (本学期 by default)."""
+    agent = _agent(request, request.POST.get("agent"))
+    fact = fact_get(actor=request.user, fact_id=int(fact_id), scope=_scope(request, agent))
+    try:
+        validity = _posted_validity(request)
+        fact = facts.fact_update(
+            fact=fact,
+            actor_id=_actor_id(request),
+            valid_until=_term_end() if isinstance(validity, facts.Unset) else validity,
+        )
+    except facts.FactRejected as exc:
+        messages.error(request, str(exc))
+    except PermissionError as exc:
+        raise Http404 from exc
+    else:
+        until = fact.valid_until.isoformat() if fact.valid_until else _("长期")
+        messages.success(
+            request,
+            _("已续期：「%(fact)s」（有效期至 %(until)s）")
+            % {"fact": _short(fact.text), "until": until},
+        )
+    return _back(agent)
+
+
+@require_POST
+@login_required
 def fact_delete_view(request: HttpRequest, fact_id: str) -> HttpResponse:
     agent = _agent(request, request.POST.get("agent"))
     fact = fact_get(actor=request.user, fact_id=int(fact_id), scope=_scope(request, agent))
@@ -286,4 +354,5 @@ urlpatterns: list[URLPattern] = [
     re_path(
         rf"^memory/facts/{_ID % 'fact_id'}/delete/$", fact_delete_view, name="memory-fact-delete"
     ),
+    re_path(rf"^memory/facts/{_ID % 'fact_id'}/renew/$", fact_renew_view, name="memory-fact-renew"),
 ]

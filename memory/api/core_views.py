@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import Http404
-from drf_spectacular.utils import extend_schema
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -25,6 +26,7 @@ from memory.scope import Scope
 from memory.selectors import candidate_get, fact_get
 from memory.services import facts
 from memory.services.core import candidates_for_scope, facts_for_scope
+from memory.services.facts import UNSET
 
 
 def _scope(request: Request, agent_id: int) -> Scope:
@@ -38,11 +40,15 @@ class FactListView(APIView):
     def get(self, request: Request, agent_id: int) -> Response:
         scope = _scope(request, agent_id)
         items = list(facts_for_scope(scope=scope).select_related("confirmed_by"))
+        today = timezone.localdate()
+        expired = sum(1 for f in items if f.valid_until is not None and f.valid_until < today)
         return Response(
             FactListOutput(
                 {
                     "capacity": settings.CORE_FACTS_MAX,
-                    "count": len(items),
+                    "count": len(items) - expired,
+                    "expired_count": expired,
+                    "term_end": settings.MEMORY_TERM_CALENDAR.current_term_end(today),
                     "would_evict": facts.eviction_preview(scope=scope),
                     "results": items,
                 }
@@ -61,14 +67,24 @@ class CandidateListView(APIView):
 
 
 class CandidateConfirmView(APIView):
-    @extend_schema(request=ConfirmInput, responses={200: ConfirmOutput})
+    @extend_schema(
+        request=ConfirmInput,
+        responses={
+            200: ConfirmOutput,
+            400: OpenApiResponse(description="Bad text or validity, or on the red line."),
+            404: OpenApiResponse(description="No such candidate among the caller's."),
+        },
+    )
     def post(self, request: Request, candidate_id: int) -> Response:
         candidate = candidate_get(actor=request.user, candidate_id=candidate_id)
         data = ConfirmInput(data=request.data or {})
         data.is_valid(raise_exception=True)
         try:
             result = facts.candidate_confirm(
-                candidate=candidate, actor_id=request.user.pk, text=data.validated_data.get("text")
+                candidate=candidate,
+                actor_id=request.user.pk,
+                text=data.validated_data.get("text"),
+                valid_until=data.validated_data.get("valid_until", UNSET),
             )
         except facts.FactRejected as exc:
             raise serializers.ValidationError({"text": [str(exc)]}) from exc
@@ -90,14 +106,24 @@ class CandidateRejectView(APIView):
 
 
 class FactDetailView(APIView):
-    @extend_schema(request=FactPatchInput, responses={200: FactOutput})
+    @extend_schema(
+        request=FactPatchInput,
+        responses={
+            200: FactOutput,
+            400: OpenApiResponse(description="Bad text or valid_until, or on the red line."),
+            404: OpenApiResponse(description="No such fact among the caller's."),
+        },
+    )
     def patch(self, request: Request, fact_id: int) -> Response:
         fact = fact_get(actor=request.user, fact_id=fact_id)
         data = FactPatchInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
             fact = facts.fact_update(
-                fact=fact, actor_id=request.user.pk, text=data.validated_data["text"]
+                fact=fact,
+                actor_id=request.user.pk,
+                text=data.validated_data.get("text"),
+                valid_until=data.validated_data.get("valid_until", UNSET),
             )
         except facts.FactRejected as exc:
             raise serializers.ValidationError({"text": [str(exc)]}) from exc

@@ -1,6 +1,6 @@
 from django.urls import re_path
 
-from memory.api import core_views, recall_views, views
+from memory.api import core_views, governance_views, recall_views, views
 
 THREAD_ID = r"(?P<thread_id>th_[0-9a-f]{1,28})"
 
@@ -40,6 +40,26 @@ urlpatterns = [
         r"^memory/facts/(?P<fact_id>\d{1,18})/?$",
         core_views.FactDetailView.as_view(),
         name="api-memory-fact",
+    ),
+    re_path(
+        r"^agents/(?P<agent_id>\d{1,18})/memory/forget/?$",
+        governance_views.ForgetView.as_view(),
+        name="api-memory-forget",
+    ),
+    re_path(
+        r"^agents/(?P<agent_id>\d{1,18})/memory/audit/?$",
+        governance_views.AuditListView.as_view(),
+        name="api-memory-audit",
+    ),
+    re_path(
+        r"^agents/(?P<agent_id>\d{1,18})/memory/export/?$",
+        governance_views.ExportView.as_view(),
+        name="api-memory-export",
+    ),
+    re_path(
+        r"^memory/jobs/(?P<job_id>\d{1,18})/?$",
+        governance_views.MemoryJobView.as_view(),
+        name="api-memory-job",
     ),
     re_path(
         r"^agents/(?P<agent_id>\d{1,18})/recall/?$",

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.api.pagination import Pages
 from agents.selectors import agent_get
+from memory.api.governance_views import NOT_FOUND, job_link
 from memory.api.serializers import (
     ThreadDetailOutput,
     ThreadOutput,
@@ -18,7 +20,7 @@ from memory.api.serializers import (
 from memory.models import Thread
 from memory.scope import Scope
 from memory.selectors import cost_totals_by, thread_get
-from memory.services import threads
+from memory.services import forget, threads
 
 
 class AgentThreadListView(APIView):
@@ -55,6 +57,21 @@ class ThreadDetailView(APIView):
         data.is_valid(raise_exception=True)
         thread = threads.thread_rename(thread=thread, title=data.validated_data["title"])
         return self._detail(thread)
+
+    @extend_schema(
+        responses={
+            204: OpenApiResponse(
+                description="Deleted: gone from every list and getter now; its runs' texts, "
+                "recall entries, candidates and manifests are erased by the worker (the job "
+                'is in the Link header, rel="monitor"). Costs stay, as numbers.'
+            ),
+            404: NOT_FOUND,
+        }
+    )
+    def delete(self, request: Request, thread_id: str) -> Response:
+        thread = thread_get(actor=request.user, thread_id=thread_id)
+        job = forget.thread_delete(thread=thread, actor_id=request.user.pk)
+        return Response(status=status.HTTP_204_NO_CONTENT, headers={"Link": job_link(job)})
 
 
 class ThreadArchiveView(APIView):

@@ -25,7 +25,7 @@ from memory.prompts import extract_messages, judge_verdict, redline_judge_messag
 from memory.redline import Category, scan
 from memory.scope import Scope
 from memory.services.audit import redline_audit_record
-from memory.services.core import candidates_for_scope, facts_for_scope
+from memory.services.core import candidates_for_scope, facts_live_for_scope
 from memory.services.llm import MemoryDeferred, memory_complete
 
 logger = logging.getLogger(__name__)
@@ -51,6 +51,8 @@ def candidates_extract(*, run: Run) -> int:
     scope = Scope.of(run)
     blocked: Counter[str] = Counter()
     created = 0
+    if not _source_unchanged(run):
+        return 0  # deleted or forgotten while the model was answering
     for proposal in parse_proposals(completion.text, max_fact_chars=MAX_FACT_CHARS):
         if not evidence_in(proposal.evidence, run.input):
             logger.info("run %s: dropped a proposal not quoted from the teacher", run.pk)
@@ -73,6 +75,8 @@ def candidates_extract(*, run: Run) -> int:
             continue
         try:
             with transaction.atomic():
+                if not _source_unchanged(run, lock=True):
+                    break
                 CoreCandidate.objects.create(
                     **scope.filter_kwargs(),
                     fact=proposal.fact,
@@ -94,6 +98,20 @@ def candidates_extract(*, run: Run) -> int:
     if blocked:
         redline_audit_record(scope=scope, source=RedlineAudit.Source.CANDIDATE, counts=blocked)
     return created
+
+
+def _source_unchanged(run: Run, *, lock: bool = False) -> bool:
+    """Whether the run is neither deleted nor forgotten since the job loaded it.
+
+    ``lock`` (inside the creating transaction): the run row stays locked until the
+    candidate commits, so a deletion or "forget" (which update the run row first)
+    either came before and is seen here, or waits and then removes the candidate.
+    """
+    rows = Run.objects.filter(pk=run.pk)
+    if lock:
+        rows = rows.select_for_update()
+    current = rows.values_list("deleted_at", "redacted_at").first()
+    return current is not None and current[0] is None and current[1] == run.redacted_at
 
 
 def redline_judge(*, run: Run, text: str) -> Category | None:
@@ -128,7 +146,7 @@ def redline_judge(*, run: Run, text: str) -> Category | None:
 
 def _merge(*, scope: Scope, run: Run, fact: str, evidence: str, confidence: float) -> bool:
     """Fold a proposal into an equal fact or pending candidate. True if it was one."""
-    for text in facts_for_scope(scope=scope).values_list("text", flat=True):
+    for text in facts_live_for_scope(scope=scope).values_list("text", flat=True):
         if near_equal(text, fact):
             return True  # already remembered
     for candidate in candidates_for_scope(scope=scope).only("pk", "fact", "source_run_id"):

@@ -6,6 +6,10 @@ outside any transaction; the new summary and cursor are then saved with a
 compare-and-set on the cursor that was read. A lost race re-reads and retries, so the
 result never depends on there being a single worker: no run is skipped and none is
 folded twice.
+
+The compare-and-set also checks the thread's ``summary_version``, which governance bumps
+whenever a run's text leaves the thread (a run deleted, a text forgotten): a fold that
+read a text that is gone since is never saved, and is redone from what remains.
 """
 
 from __future__ import annotations
@@ -93,7 +97,9 @@ def _save_if_cursor_unchanged(
     upto_at: datetime,
     upto_run_id: int,
 ) -> bool:
-    current = Thread.objects.filter(pk=thread.pk)
+    current = Thread.objects.filter(
+        pk=thread.pk, summary_version=thread.summary_version, deleted_at__isnull=True
+    )
     if thread.summary_upto_at is None:
         current = current.filter(summary_upto_at__isnull=True)
     else:
@@ -115,7 +121,10 @@ def thread_compress(*, thread_id: str, source_run_id: int | None = None) -> Comp
     max_tokens = settings.MEMORY_SUMMARY_MAX_TOKENS
     while True:
         thread = (
-            Thread.objects.select_related("agent", "agent__provider").filter(pk=thread_id).first()
+            Thread.objects.select_related("agent", "agent__provider")
+            .visible()
+            .filter(pk=thread_id)
+            .first()
         )
         if thread is None:
             break

@@ -12,27 +12,43 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from memory import boundary
-from memory.models import CoreCandidate, CoreFact, RedlineAudit
+from memory.models import CoreCandidate, CoreFact, FactQuerySet, RedlineAudit
 from memory.redline import scan
 from memory.render import EMPTY, Item, Rendered, render_list
 from memory.scope import Scope
 from memory.services.audit import redline_audit_record
 
 
-def facts_for_scope(*, scope: Scope) -> QuerySet[CoreFact]:
+def facts_for_scope(*, scope: Scope) -> FactQuerySet:
+    """Every fact of the scope, live and expired, newest first."""
     return CoreFact.objects.for_scope(**scope.filter_kwargs()).order_by("-confirmed_at", "-pk")
 
 
+def facts_live_for_scope(*, scope: Scope) -> FactQuerySet:
+    """The facts still valid today (local date): the ones injected and capped."""
+    return facts_for_scope(scope=scope).live(today=timezone.localdate())
+
+
+def facts_expired_for_scope(*, scope: Scope) -> FactQuerySet:
+    """The facts whose last valid day has passed: shown under 已过期, never injected."""
+    return facts_for_scope(scope=scope).expired(today=timezone.localdate())
+
+
 def candidates_for_scope(*, scope: Scope) -> QuerySet[CoreCandidate]:
-    return CoreCandidate.objects.for_scope(**scope.filter_kwargs()).order_by(
-        "-confidence", "-created_at", "-pk"
+    """Pending candidates, most confident first; none from a run its teacher deleted (they
+    go with the run's cascade, and are hidden from the deletion on)."""
+    return (
+        CoreCandidate.objects.for_scope(**scope.filter_kwargs())
+        .filter(source_run__deleted_at__isnull=True)
+        .order_by("-confidence", "-created_at", "-pk")
     )
 
 
 def core_render(*, scope: Scope, budget: int) -> Rendered:
     """The ``[核心记忆]`` section: confirmed facts, newest first, within ``budget``.
 
-    Each fact is re-checked against the red line (a fact confirmed before a rule
+    Only live facts are injected (an expired one never is). Each fact is re-checked
+    against the red line (a fact confirmed before a rule
     existed is held back and counted); every injected fact's ``last_used_at`` is
     touched, which is what the LRU eviction reads.
     """
@@ -40,7 +56,7 @@ def core_render(*, scope: Scope, budget: int) -> Rendered:
         return EMPTY
     items: list[Item] = []
     blocked: Counter[str] = Counter()
-    for fact_id, text in facts_for_scope(scope=scope).values_list("pk", "text"):
+    for fact_id, text in facts_live_for_scope(scope=scope).values_list("pk", "text"):
         hits = scan(text)
         if hits:
             blocked.update(hit.category.value for hit in hits)

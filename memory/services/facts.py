@@ -15,7 +15,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import StrEnum
+from datetime import date
+from enum import Enum, StrEnum
+from typing import Final
 
 from django.conf import settings
 from django.db import transaction
@@ -28,7 +30,16 @@ from memory.factkey import near_equal
 from memory.models import MAX_FACT_CHARS, CoreCandidate, CoreFact, RedlineAudit
 from memory.redline import PLACEHOLDERS, Category, scan
 from memory.scope import Scope
-from memory.services.audit import redline_audit_record
+from memory.services.audit import Action, ObjectType, audit_record_scoped, redline_audit_record
+
+
+class Unset(Enum):
+    """An argument not given, where ``None`` means something (long-term validity)."""
+
+    UNSET = "unset"
+
+
+UNSET: Final = Unset.UNSET
 
 
 class FactRejected(ValueError):
@@ -97,8 +108,11 @@ def _clean_text(*, text: str, scope: Scope) -> str:
     return text
 
 
-def _lock_scope(scope: Scope) -> None:
-    """Serialise confirmations in one scope (the capacity check reads then writes)."""
+def facts_scope_lock(*, scope: Scope) -> None:
+    """Serialise the writers of one scope's facts (the capacity check reads, then writes).
+
+    Call inside a transaction: confirmations and the legacy import hold it.
+    """
     list(
         Membership.objects.select_for_update()
         .filter(tenant_id=scope.tenant_id, user_id=scope.owner_id)
@@ -107,24 +121,36 @@ def _lock_scope(scope: Scope) -> None:
 
 
 def candidate_confirm(
-    *, candidate: CoreCandidate, actor_id: int, text: str | None = None
+    *,
+    candidate: CoreCandidate,
+    actor_id: int,
+    text: str | None = None,
+    valid_until: date | Unset | None = UNSET,
 ) -> Confirmation:
-    """Promote a candidate (optionally edited) to a fact; evict the LRU fact at the cap."""
+    """Promote a candidate (optionally edited) to a fact; evict the LRU live fact at the cap.
+
+    ``valid_until``: the last day the fact holds (``None``: long-term); not given, the
+    candidate's own proposal. Only live facts count towards the cap and can be evicted.
+    The confirmation (and an eviction) is an audit event with the actor, who may be an
+    administrator of the teacher's tenant.
+    """
     if not _actor_can_manage(
         actor_id=actor_id, tenant_id=candidate.tenant_id, owner_id=candidate.owner_id
     ):
         raise PermissionError("not allowed")
     scope = Scope.of(candidate)
     final = _clean_text(text=candidate.fact if text is None else text, scope=scope)
+    until = candidate.valid_until if isinstance(valid_until, Unset) else valid_until
     now = timezone.now()
     with transaction.atomic():
-        _lock_scope(scope)
+        facts_scope_lock(scope=scope)
         if not CoreCandidate.objects.filter(pk=candidate.pk).exists():
             raise CoreCandidate.DoesNotExist
-        facts = CoreFact.objects.for_scope(**scope.filter_kwargs())
+        facts = CoreFact.objects.for_scope(**scope.filter_kwargs()).live(today=timezone.localdate())
         for existing in facts:
             if near_equal(existing.text, final):
                 CoreCandidate.objects.filter(pk=candidate.pk).delete()
+                _audit_confirm(scope, candidate, actor_id, final, existing, merged=True)
                 return Confirmation(fact=existing, evicted_id=None, merged=True)
         evicted_id = evicted_text = None
         if facts.count() >= settings.CORE_FACTS_MAX:
@@ -132,15 +158,44 @@ def candidate_confirm(
             if victim is not None:
                 evicted_id, evicted_text = victim.pk, victim.text
                 victim.delete()
+                audit_record_scoped(
+                    scope=scope,
+                    action=Action.DELETE,
+                    object_type=ObjectType.FACT,
+                    object_id=victim.pk,
+                    actor_id=actor_id,
+                    detail={"reason": "evicted"},
+                )
         fact = CoreFact.objects.create(
             **scope.filter_kwargs(),
             text=final,
             source_run_id=candidate.source_run_id,
             confirmed_by_id=actor_id,
             confirmed_at=now,
+            valid_until=until,
         )
         CoreCandidate.objects.filter(pk=candidate.pk).delete()
+        _audit_confirm(scope, candidate, actor_id, final, fact, merged=False)
     return Confirmation(fact=fact, evicted_id=evicted_id, merged=False, evicted_text=evicted_text)
+
+
+def _audit_confirm(
+    scope: Scope, candidate: CoreCandidate, actor_id: int, final: str, fact: CoreFact, merged: bool
+) -> None:
+    audit_record_scoped(
+        scope=scope,
+        action=Action.CONFIRM,
+        object_type=ObjectType.CANDIDATE,
+        object_id=candidate.pk,
+        actor_id=actor_id,
+        before=candidate.fact,
+        after=final,
+        detail={
+            "fact_id": fact.pk,
+            "merged": merged,
+            "valid_until": fact.valid_until.isoformat() if fact.valid_until else None,
+        },
+    )
 
 
 def candidates_confirm_many(
@@ -168,8 +223,8 @@ def candidates_confirm_many(
 
 
 def eviction_preview(*, scope: Scope) -> CoreFact | None:
-    """The fact that confirming one more would evict, if the scope is full."""
-    facts = CoreFact.objects.for_scope(**scope.filter_kwargs())
+    """The live fact that confirming one more would evict, if the scope is full."""
+    facts = CoreFact.objects.for_scope(**scope.filter_kwargs()).live(today=timezone.localdate())
     if facts.count() < settings.CORE_FACTS_MAX:
         return None
     return _least_recently_used(facts)
@@ -185,7 +240,15 @@ def candidate_reject(*, candidate: CoreCandidate, actor_id: int) -> None:
         actor_id=actor_id, tenant_id=candidate.tenant_id, owner_id=candidate.owner_id
     ):
         raise PermissionError("not allowed")
-    CoreCandidate.objects.filter(pk=candidate.pk).delete()
+    with transaction.atomic():
+        if CoreCandidate.objects.filter(pk=candidate.pk).delete()[0]:
+            audit_record_scoped(
+                scope=Scope.of(candidate),
+                action=Action.REJECT,
+                object_type=ObjectType.CANDIDATE,
+                object_id=candidate.pk,
+                actor_id=actor_id,
+            )
 
 
 def candidates_reject_many(*, candidates: Iterable[CoreCandidate], actor_id: int) -> BulkResult:
@@ -200,18 +263,61 @@ def candidates_reject_many(*, candidates: Iterable[CoreCandidate], actor_id: int
     return BulkResult(done=done, forbidden=forbidden)
 
 
-def fact_update(*, fact: CoreFact, actor_id: int, text: str) -> CoreFact:
+def fact_update(
+    *,
+    fact: CoreFact,
+    actor_id: int,
+    text: str | None = None,
+    valid_until: date | Unset | None = UNSET,
+) -> CoreFact:
+    """Edit a fact's text, its validity (``None``: long-term; a past date expires it), or both.
+
+    Moving the validity to today or later renews an expired fact. An audit event with
+    the hashes of the text before and after.
+    """
     if not _actor_can_manage(actor_id=actor_id, tenant_id=fact.tenant_id, owner_id=fact.owner_id):
         raise PermissionError("not allowed")
-    fact.text = _clean_text(text=text, scope=Scope.of(fact))
-    fact.save(update_fields=["text", "updated_at"])
+    before = fact.text
+    fields = ["updated_at"]
+    if text is not None:
+        fact.text = _clean_text(text=text, scope=Scope.of(fact))
+        fields.append("text")
+    if not isinstance(valid_until, Unset):
+        fact.valid_until = valid_until
+        fields.append("valid_until")
+        if valid_until is None or valid_until >= timezone.localdate():
+            fact.expired_at = None  # renewed: a later expiry is recorded again
+            fields.append("expired_at")
+    with transaction.atomic():
+        fact.save(update_fields=fields)
+        audit_record_scoped(
+            scope=Scope.of(fact),
+            action=Action.EDIT,
+            object_type=ObjectType.FACT,
+            object_id=fact.pk,
+            actor_id=actor_id,
+            before=before,
+            after=fact.text,
+            detail={
+                "fields": sorted(set(fields) - {"updated_at", "expired_at"}),
+                "valid_until": fact.valid_until.isoformat() if fact.valid_until else None,
+            },
+        )
     return fact
 
 
 def fact_delete(*, fact: CoreFact, actor_id: int) -> None:
     if not _actor_can_manage(actor_id=actor_id, tenant_id=fact.tenant_id, owner_id=fact.owner_id):
         raise PermissionError("not allowed")
-    CoreFact.objects.filter(pk=fact.pk).delete()
+    with transaction.atomic():
+        if CoreFact.objects.filter(pk=fact.pk).delete()[0]:
+            audit_record_scoped(
+                scope=Scope.of(fact),
+                action=Action.DELETE,
+                object_type=ObjectType.FACT,
+                object_id=fact.pk,
+                actor_id=actor_id,
+            )
 
 
 def facts_delete_many(*, facts: Iterable[CoreFact], actor_id: int) -> BulkResult:

@@ -31,6 +31,7 @@ logger = logging.getLogger(__name__)
 
 TASK_AFTER_RUN = "memory.tasks.after_run"
 TASK_COMPRESS_THREAD = "memory.tasks.compress_thread"
+TASK_GOVERNANCE = "memory.tasks.governance_job"
 
 
 def _enqueue(func: str, *args: object, name: str) -> None:
@@ -60,6 +61,12 @@ def compress_thread_enqueue(*, thread_id: str) -> None:
     _enqueue(TASK_COMPRESS_THREAD, thread_id, name=f"compress:{thread_id}")
 
 
+def governance_job_enqueue(*, job_id: int) -> None:
+    """Enqueue a governance job (memory.services.forget). Call inside its creating
+    transaction."""
+    _enqueue(TASK_GOVERNANCE, job_id, name=f"governance:{job_id}")
+
+
 @dataclass
 class JobReport:
     run_id: int
@@ -81,7 +88,7 @@ class JobReport:
 def after_run_process(*, run_id: int) -> JobReport:
     """Do the memory work of one finished run. Idempotent; safe to run twice at once."""
     claimed = Run.objects.filter(
-        pk=run_id, status__in=(Run.Status.COMPLETED, Run.Status.FAILED)
+        pk=run_id, status__in=(Run.Status.COMPLETED, Run.Status.FAILED), deleted_at__isnull=True
     ).update(memory_attempts=F("memory_attempts") + 1)
     if not claimed:
         return JobReport(run_id=run_id, state="skipped")

@@ -7,6 +7,14 @@ postings) built from those terms once and then updated incrementally. A per-scop
 version row, bumped in the transaction of every write, tells a process in one indexed
 read whether its index is current and which entries to load.
 
+Removal: an entry removed by any path (a run or thread deleted, a text forgotten, a
+cascade from the admin) bumps its scope's ``version`` and ``epoch`` in the deleting
+transaction (``memory.signals`` calls :func:`recall_entry_removed`); a process whose
+index is of another epoch reads the scope's run ids once and drops the entries that are
+gone (rebuilding only if the counts still disagree), so no process ever ranks or
+returns a removed entry. A search also drops hits whose run was deleted in the
+moment between the deletion request and the worker's cascade.
+
 The stored terms start with a version marker (:data:`TERMS_MARK`); an entry written by an
 older tokenizer is re-tokenised from its text when a scope is loaded (migration
 ``memory.0004_recall_terms_v2`` rewrites them once, so that this stays rare).
@@ -19,7 +27,8 @@ same for ``?thread_id=``, and ``benchmarks/recall_eval.py`` measures that query.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -83,8 +92,14 @@ def _entry_terms(stored: str, text: str) -> list[str]:
 
 
 def recall_upsert(*, run: Run) -> RecallEntry | None:
-    """The run's entry (idempotent on run id). Failed runs are not recalled."""
-    if run.status != "completed":
+    """The run's entry (idempotent on run id). Failed and deleted runs are not recalled.
+
+    The run row is locked while the entry is written and re-read under the lock: a
+    deletion or a "forget" (which update the run first) either finished before, and the
+    entry is not written (deleted) or is written from the redacted text, or waits, and
+    then removes the entry this wrote.
+    """
+    if run.status != "completed" or run.deleted_at is not None:
         return None
     existing = RecallEntry.objects.filter(run_id=run.pk).first()
     if existing is not None:
@@ -99,10 +114,21 @@ def recall_upsert(*, run: Run) -> RecallEntry | None:
         )
     try:
         with transaction.atomic():
+            current = (
+                Run.objects.select_for_update()
+                .filter(pk=run.pk)
+                .values_list("deleted_at", "redacted_at", "thread_id")
+                .first()
+            )
+            if current is None or current[0] is not None:
+                return None
+            if current[1] != run.redacted_at:
+                # Forgotten since this job loaded the run: the next job re-reads it.
+                return None
             entry = RecallEntry.objects.create(
                 **scope.filter_kwargs(),
                 run_id=run.pk,
-                thread_id=run.thread_id,
+                thread_id=current[2],
                 text=redaction.text,
                 terms=stored_terms(redaction.text),
                 created_at=run.created_at,
@@ -114,10 +140,11 @@ def recall_upsert(*, run: Run) -> RecallEntry | None:
     return entry
 
 
-def _bump_scope(*, scope: Scope, entry_id: int) -> None:
+def _bump_scope(*, scope: Scope, entry_id: int, count: int = 1) -> None:
+    """``count`` entries were added, the newest ``entry_id`` (in the adding transaction)."""
     updated = RecallScope.objects.filter(**scope.filter_kwargs()).update(
         version=F("version") + 1,
-        entry_count=F("entry_count") + 1,
+        entry_count=F("entry_count") + count,
         max_entry_id=Greatest(F("max_entry_id"), entry_id),
     )
     if updated:
@@ -125,10 +152,69 @@ def _bump_scope(*, scope: Scope, entry_id: int) -> None:
     try:
         with transaction.atomic():
             RecallScope.objects.create(
-                **scope.filter_kwargs(), version=1, entry_count=1, max_entry_id=entry_id
+                **scope.filter_kwargs(), version=1, entry_count=count, max_entry_id=entry_id
             )
     except IntegrityError:
-        _bump_scope(scope=scope, entry_id=entry_id)  # created concurrently; bump it
+        _bump_scope(scope=scope, entry_id=entry_id, count=count)  # created concurrently
+
+
+def recall_entries_create(*, scope: Scope, runs: Sequence[Run]) -> int:
+    """The entries of many completed runs of ``scope`` created in the caller's transaction
+    (the legacy import): red-line redacted like :func:`recall_upsert`'s, one bulk insert
+    and one version bump. The runs are new, so no other process can have written their
+    entries. Returns how many were written."""
+    entries: list[RecallEntry] = []
+    blocked: Counter[str] = Counter()
+    for run in runs:
+        if run.status != Run.Status.COMPLETED:
+            continue
+        redaction = redact(entry_text(user_input=run.input, output=run.output))
+        blocked.update({str(k): v for k, v in redaction.counts.items()})
+        entries.append(
+            RecallEntry(
+                **scope.filter_kwargs(),
+                run_id=run.pk,
+                thread_id=run.thread_id,
+                text=redaction.text,
+                terms=stored_terms(redaction.text),
+                created_at=run.created_at,
+            )
+        )
+    if not entries:
+        return 0
+    if blocked:
+        redline_audit_record(scope=scope, source=RedlineAudit.Source.RECALL, counts=blocked)
+    with transaction.atomic():
+        RecallEntry.objects.bulk_create(entries, batch_size=500)
+        newest = (
+            RecallEntry.objects.filter(**scope.filter_kwargs())
+            .order_by("-pk")
+            .values_list("pk", flat=True)
+            .first()
+        )
+        _bump_scope(scope=scope, entry_id=newest or 0, count=len(entries))
+    return len(entries)
+
+
+def recall_entry_removed(*, scope: Scope, count: int = 1) -> None:
+    """Record that ``count`` entries of ``scope`` were removed (in the removing transaction).
+
+    Bumps the version (every process re-reads) and the epoch (every process also checks
+    which of its entries are gone, instead of only adding the newer ones).
+    """
+    RecallScope.objects.filter(**scope.filter_kwargs()).update(
+        version=F("version") + 1,
+        epoch=F("epoch") + 1,
+        entry_count=Greatest(F("entry_count") - count, 0),
+    )
+
+
+def recall_entries_delete(*, run_ids: Collection[int]) -> int:
+    """Remove the recall entries of these runs; every process drops them. Returns how many."""
+    if not run_ids:
+        return 0
+    deleted, _per_model = RecallEntry.objects.filter(run_id__in=list(run_ids)).delete()
+    return deleted
 
 
 # -- the per-process index cache ----------------------------------------------------------
@@ -137,6 +223,7 @@ class _ScopeIndex:
     index: RecallIndex
     version: int
     max_entry_id: int
+    epoch: int
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -162,10 +249,10 @@ def _scope_index(scope: Scope) -> _ScopeIndex:
     """This process's index of ``scope``, brought up to date with one indexed read."""
     state = (
         RecallScope.objects.filter(**scope.filter_kwargs())
-        .values_list("version", "entry_count", "max_entry_id")
+        .values_list("version", "entry_count", "max_entry_id", "epoch")
         .first()
-    ) or (0, 0, 0)
-    version, entry_count, _max_id = state
+    ) or (0, 0, 0, 0)
+    version, entry_count, _max_id, epoch = state
     with _CACHE_LOCK:
         cached = _CACHE.get(scope)
         if cached is not None:
@@ -174,17 +261,34 @@ def _scope_index(scope: Scope) -> _ScopeIndex:
         return cached
     if cached is not None:
         with cached.lock:
+            # New entries (an entry rewritten for the same run, as "forget" does, replaces
+            # the old one: add is an upsert by run id).
             documents, last = _load(scope, after_entry_id=cached.max_entry_id)
             for doc_id, doc_terms in documents:
                 cached.index.add(doc_id, doc_terms)
             cached.max_entry_id = last
+            if cached.epoch != epoch:
+                # Entries were removed: drop those no longer in the database (one read of
+                # the scope's run ids, far cheaper than reloading every entry's terms).
+                present = set(
+                    RecallEntry.objects.filter(**scope.filter_kwargs()).values_list(
+                        "run_id", flat=True
+                    )
+                )
+                for doc_id in cached.index.doc_ids:
+                    if doc_id not in present:
+                        cached.index.remove(doc_id)
+                cached.epoch = epoch
             cached.version = version
             if len(cached.index) == entry_count:
                 return cached
-        # Entries were removed (their runs deleted): rebuild below.
+        # The count disagrees (the version row drifted from the rows): rebuild below.
     documents, last = _load(scope)
     fresh = _ScopeIndex(
-        index=RecallIndex.from_documents(documents), version=version, max_entry_id=last
+        index=RecallIndex.from_documents(documents),
+        version=version,
+        max_entry_id=last,
+        epoch=epoch,
     )
     with _CACHE_LOCK:
         _CACHE[scope] = fresh
@@ -278,7 +382,9 @@ def recall_search(
     wanted = scope.filter_kwargs()
     rows = {
         row["run_id"]: row
-        for row in RecallEntry.objects.filter(run_id__in=[hit.doc_id for hit in hits]).values(
+        for row in RecallEntry.objects.filter(
+            run_id__in=[hit.doc_id for hit in hits], run__deleted_at__isnull=True
+        ).values(
             "pk", "run_id", "thread_id", "text", "created_at", "tenant_id", "agent_id", "owner_id"
         )
         if all(dict(row)[key] == value for key, value in wanted.items())
@@ -294,7 +400,7 @@ def recall_search(
             created_at=timezone.localtime(rows[hit.doc_id]["created_at"]).isoformat(),
         )
         for hit in hits
-        if hit.doc_id in rows  # an entry deleted since the index was read
+        if hit.doc_id in rows  # an entry (or its run) deleted since the index was read
     ]
 
 

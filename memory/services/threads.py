@@ -46,7 +46,7 @@ def thread_for_run(*, scope: Scope, thread_id: str | None, first_input: str) -> 
 def thread_of_scope(*, scope: Scope, thread_id: str) -> Thread:
     """The scope's thread ``thread_id``; :class:`ThreadRejected` if it is not the scope's
     (missing, another tenant's, another owner's or another agent's look the same)."""
-    thread = Thread.objects.filter(pk=thread_id, **scope.filter_kwargs()).first()
+    thread = Thread.objects.visible().filter(pk=thread_id, **scope.filter_kwargs()).first()
     if thread is None:
         raise ThreadRejected(_("找不到这个会话：它不存在，或不属于你与这个智能体的对话。"))
     return thread

@@ -6,7 +6,7 @@ Each view validates, calls one service or selector, serializes.
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,9 +15,10 @@ from rest_framework.views import APIView
 from agents.api.pagination import Pages
 from agents.models import Agent
 from agents.selectors import agent_get
+from memory.api.governance_views import NOT_FOUND, job_link
 from memory.models import RunContext
 from memory.selectors import thread_get
-from memory.services import threads
+from memory.services import forget, threads
 from runs import services
 from runs.api.serializers import RunContextOutput, RunInput, RunOutput, ThreadRunOutput
 from runs.api.sse import EventStreamRenderer, run_event_stream, stream_response
@@ -84,6 +85,23 @@ class RunDetailView(APIView):
     @extend_schema(responses={200: RunOutput})
     def get(self, request: Request, run_id: int) -> Response:
         return Response(RunOutput(run_get(actor=request.user, run_id=run_id)).data)
+
+    @extend_schema(
+        responses={
+            204: OpenApiResponse(
+                description="Deleted: out of its thread now; its texts, recall entry, "
+                "candidates and manifests are erased by the worker, and a summary that "
+                'covered it is rebuilt (the job is in the Link header, rel="monitor"). '
+                "Its cost stays, as numbers."
+            ),
+            404: NOT_FOUND,
+        }
+    )
+    def delete(self, request: Request, run_id: int) -> Response:
+        # The teacher's own run only: an administrator does not delete a teacher's work.
+        run = run_get(actor=request.user, run_id=run_id, owner_only=True)
+        job = forget.run_delete(run=run, actor_id=request.user.pk)
+        return Response(status=status.HTTP_204_NO_CONTENT, headers={"Link": job_link(job)})
 
 
 class ThreadRunsView(APIView):

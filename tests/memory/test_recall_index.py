@@ -252,9 +252,10 @@ def test_incremental_add_remove_equals_rebuild(
     rebuilt = RecallIndex.from_documents(final.items())
     got = index.search(query, k=len(final))
     want = rebuilt.search(query, k=len(final))
-    assert [(h.doc_id, round(h.raw, 4), round(h.score, 5)) for h in got] == [
-        (h.doc_id, round(h.raw, 4), round(h.score, 5)) for h in want
-    ]
+    # Equal up to float32 summation order (rounding both to a fixed digit could split a tie).
+    assert [h.doc_id for h in got] == [h.doc_id for h in want]
+    assert [h.raw for h in got] == pytest.approx([h.raw for h in want], rel=1e-5, abs=1e-6)
+    assert [h.score for h in got] == pytest.approx([h.score for h in want], rel=1e-5, abs=1e-6)
     _check(index, final, query, 5)
     for term in set(query):
         assert index.document_frequency(term) == rebuilt.document_frequency(term)
