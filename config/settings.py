@@ -227,6 +227,16 @@ CORE_FACTS_MAX = env_int("CORE_FACTS_MAX", 30, minimum=1)
 RECALL_GATE = env_float("RECALL_GATE", 0.6, minimum=0.0)
 RECALL_TOP_K = env_int("RECALL_TOP_K", 3, minimum=1)
 
+# --- Knowledge base (L4) --------------------------------------------------------------------
+# The knowledge-base gate's threshold, on the same [0, 1] evidence score as the recall gate
+# (memory/services/kb.py): a chunk is injected passively when the estimate that it stands
+# out as relevant is at least this. Higher: fewer and surer injections.
+KB_GATE = env_float("KB_GATE", 0.6, minimum=0.0)
+# At most this many chunks are injected into a run.
+KB_TOP_K = env_int("KB_TOP_K", 3, minimum=1)
+# The largest upload (bytes); larger is a 413.
+KB_UPLOAD_MAX_BYTES = env_int("KB_UPLOAD_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
+
 # --- django-q2 -----------------------------------------------------------------------------
 # Read once at import (override_settings cannot change it): tests select sync mode with
 # Q_SYNC=1 in the environment, set by config/settings_test.py before this module loads.

@@ -327,9 +327,7 @@ class KBDocument(models.Model):
         ARTIFACT = "artifact", _("归档的运行产物")
 
     tenant = models.ForeignKey("agents.Tenant", on_delete=models.CASCADE, related_name="+")
-    agent = models.ForeignKey(
-        "agents.Agent", on_delete=models.CASCADE, related_name="kb_documents"
-    )
+    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="kb_documents")
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.CASCADE,

@@ -3,7 +3,8 @@
 Getters (see ``agents.selectors`` for the contract): threads are their owner's alone;
 candidates and facts may be managed by their owner and by an administrator of their
 tenant (the API); the memory panel narrows that to one scope, the teacher's own, by
-passing ``scope``.
+passing ``scope``. Knowledge-base documents are readable by every member of their
+tenant when shared with the agent, by their owner alone when private.
 
 Cost totals: run cost and memory-operation cost, summed apart (design v2 §5) into one
 Decimal :class:`CostTotals`, for the thread API and the operators' admin alike.
@@ -31,7 +32,7 @@ from django.http import Http404
 
 from agents.models import Membership, Run
 from agents.selectors import User, actor_id, tenant_ids_for
-from memory.models import CoreCandidate, CoreFact, MemoryOp, Thread
+from memory.models import CoreCandidate, CoreFact, KBDocument, MemoryOp, Thread
 from memory.scope import Scope
 
 
@@ -96,6 +97,39 @@ def fact_get(*, actor: User, fact_id: int, scope: Scope | None = None) -> CoreFa
     if fact is None:
         raise Http404
     return fact
+
+
+def kb_documents_readable(*, actor: User) -> QuerySet[KBDocument]:
+    """Knowledge-base documents the actor may read: in one of their tenants, shared with
+    the agent's members or their own (a colleague's private document is not there)."""
+    return KBDocument.objects.filter(tenant_id__in=tenant_ids_for(actor)).filter(
+        Q(visibility=KBDocument.Visibility.AGENT) | Q(owner_id=actor_id(actor))
+    )
+
+
+def kb_document_get(*, actor: User, document_id: int) -> KBDocument:
+    """A knowledge-base document the actor may read, or Http404."""
+    document = (
+        kb_documents_readable(actor=actor)
+        .filter(pk=document_id)
+        .select_related("owner", "agent")
+        .first()
+    )
+    if document is None:
+        raise Http404
+    return document
+
+
+def kb_document_may_delete(*, actor: User, document: KBDocument) -> bool:
+    """Its owner may delete a document; an administrator of its tenant a shared one too."""
+    if document.owner_id == actor_id(actor):
+        return True
+    return (
+        document.visibility == KBDocument.Visibility.AGENT
+        and Membership.objects.filter(
+            user_id=actor_id(actor), tenant_id=document.tenant_id, role=Membership.Role.ADMIN
+        ).exists()
+    )
 
 
 # -- cost totals --------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from memory.services.compression import thread_compress
 from memory.services.jobs import after_run_process
+from memory.services.kb_documents import kb_document_process
 from memory.services.llm import MemoryDeferred
 
 
@@ -17,3 +18,7 @@ def compress_thread(thread_id: str) -> dict[str, object]:
     except MemoryDeferred as exc:
         return {"thread_id": thread_id, "deferred": exc.code}
     return {"thread_id": thread_id, "folded": list(result.folded_run_ids), "calls": result.calls}
+
+
+def kb_process(document_id: int) -> dict[str, object]:
+    return kb_document_process(document_id=document_id).as_dict()

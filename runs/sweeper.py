@@ -24,6 +24,7 @@ class SweepReport:
     stale_runs_failed: int
     runs_reenqueued: int
     threads_reenqueued: int
+    kb_documents_reenqueued: int
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -47,7 +48,8 @@ def runs_fail_stale(*, now: datetime) -> int:
 def recovery_sweep(
     *, now: datetime | None = None, stale_after_seconds: int | None = None
 ) -> SweepReport:
-    """Fail abandoned runs, then re-enqueue unfinished memory work and lagging threads."""
+    """Fail abandoned runs, then re-enqueue unfinished memory work, lagging threads and
+    knowledge-base documents whose processing was lost."""
     now = now or timezone.now()
     failed = runs_fail_stale(now=now)
     memory = memory_sweep(now=now, stale_after_seconds=stale_after_seconds)
@@ -55,4 +57,5 @@ def recovery_sweep(
         stale_runs_failed=failed,
         runs_reenqueued=memory.runs_reenqueued,
         threads_reenqueued=memory.threads_reenqueued,
+        kb_documents_reenqueued=memory.kb_documents_reenqueued,
     )

@@ -18,9 +18,8 @@ same for ``?thread_id=``, and ``benchmarks/recall_eval.py`` measures that query.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -35,7 +34,6 @@ from memory.recall import (
     TERMS_VERSION,
     ConversationTurn,
     Hit,
-    RecallIndex,
     build_query,
     gate,
     terms,
@@ -44,6 +42,7 @@ from memory.redline import redact
 from memory.render import EMPTY, Item, Rendered, render_list
 from memory.scope import Scope
 from memory.services.audit import redline_audit_record
+from memory.services.index_cache import IndexCache, IndexState, Loaded
 from memory.services.threads import thread_of_scope
 
 # The compact text of an entry: the teacher's request and the head of the answer.
@@ -140,71 +139,34 @@ def _bump_scope(*, scope: Scope, entry_id: int) -> None:
 
 
 # -- the per-process index cache ----------------------------------------------------------
-@dataclass
-class _ScopeIndex:
-    index: RecallIndex
-    version: int
-    max_entry_id: int
-    lock: threading.Lock = field(default_factory=threading.Lock)
+def _state(scope: Scope) -> IndexState:
+    row = (
+        RecallScope.objects.filter(**scope.filter_kwargs())
+        .values_list("version", "entry_count", "max_entry_id")
+        .first()
+    )
+    return IndexState(*row) if row else IndexState()
 
 
-_CACHE: OrderedDict[Scope, _ScopeIndex] = OrderedDict()
-_CACHE_LOCK = threading.Lock()
-
-
-def _load(scope: Scope, *, after_entry_id: int = 0) -> tuple[list[tuple[int, list[str]]], int]:
+def _load(scope: Scope, after_id: int) -> Loaded:
     rows = (
-        RecallEntry.objects.filter(**scope.filter_kwargs(), pk__gt=after_entry_id)
+        RecallEntry.objects.filter(**scope.filter_kwargs(), pk__gt=after_id)
         .order_by("pk")
         .values_list("pk", "run_id", "terms", "text")
     )
-    documents: list[tuple[int, list[str]]] = []
-    last = after_entry_id
+    documents: list[tuple[int, Sequence[str]]] = []
+    last = after_id
     for pk, run_id, stored, text in rows.iterator(chunk_size=5000):
         documents.append((run_id, _entry_terms(stored, text)))
         last = pk
     return documents, last
 
 
-def _scope_index(scope: Scope) -> _ScopeIndex:
-    """This process's index of ``scope``, brought up to date with one indexed read."""
-    state = (
-        RecallScope.objects.filter(**scope.filter_kwargs())
-        .values_list("version", "entry_count", "max_entry_id")
-        .first()
-    ) or (0, 0, 0)
-    version, entry_count, _max_id = state
-    with _CACHE_LOCK:
-        cached = _CACHE.get(scope)
-        if cached is not None:
-            _CACHE.move_to_end(scope)
-    if cached is not None and cached.version == version:
-        return cached
-    if cached is not None:
-        with cached.lock:
-            documents, last = _load(scope, after_entry_id=cached.max_entry_id)
-            for doc_id, doc_terms in documents:
-                cached.index.add(doc_id, doc_terms)
-            cached.max_entry_id = last
-            cached.version = version
-            if len(cached.index) == entry_count:
-                return cached
-        # Entries were removed (their runs deleted): rebuild below.
-    documents, last = _load(scope)
-    fresh = _ScopeIndex(
-        index=RecallIndex.from_documents(documents), version=version, max_entry_id=last
-    )
-    with _CACHE_LOCK:
-        _CACHE[scope] = fresh
-        _CACHE.move_to_end(scope)
-        while len(_CACHE) > CACHED_SCOPES:
-            _CACHE.popitem(last=False)
-    return fresh
+_INDEXES = IndexCache[Scope](capacity=CACHED_SCOPES, state=_state, load=_load)
 
 
 def recall_cache_clear() -> None:
-    with _CACHE_LOCK:
-        _CACHE.clear()
+    _INDEXES.clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +231,7 @@ def recall_search(
     weights = query.weights()
     if not weights:
         return []
-    cached = _scope_index(scope)
+    cached = _INDEXES.get(scope)
     with cached.lock:
         if not len(cached.index):
             return []

@@ -21,6 +21,7 @@ from agents.models import Run
 from memory.models import Thread
 from memory.services.compression import runs_to_fold
 from memory.services.jobs import after_run_enqueue, compress_thread_enqueue
+from memory.services.kb_documents import kb_documents_sweep
 
 # Threads examined for a lagging cursor per sweep, most recently active first.
 THREAD_SCAN_LIMIT = 500
@@ -31,6 +32,7 @@ THREAD_SCAN_DAYS = 14
 class MemorySweepReport:
     runs_reenqueued: int
     threads_reenqueued: int
+    kb_documents_reenqueued: int
 
 
 def _reenqueue_runs(*, now: datetime, stale_after: timedelta) -> int:
@@ -92,7 +94,8 @@ def _reenqueue_threads(*, now: datetime, stale_after: timedelta) -> int:
 def memory_sweep(
     *, now: datetime | None = None, stale_after_seconds: int | None = None
 ) -> MemorySweepReport:
-    """Re-enqueue unfinished memory work of finished runs, and lagging threads."""
+    """Re-enqueue unfinished memory work of finished runs, lagging threads and
+    knowledge-base documents still processing after ``stale_after``."""
     now = now or timezone.now()
     stale_after = timedelta(
         seconds=settings.MEMORY_JOB_STALE_AFTER_SECONDS
@@ -101,4 +104,7 @@ def memory_sweep(
     )
     runs = _reenqueue_runs(now=now, stale_after=stale_after)
     threads = _reenqueue_threads(now=now, stale_after=stale_after)
-    return MemorySweepReport(runs_reenqueued=runs, threads_reenqueued=threads)
+    documents = kb_documents_sweep(now=now, stale_after=stale_after)
+    return MemorySweepReport(
+        runs_reenqueued=runs, threads_reenqueued=threads, kb_documents_reenqueued=documents
+    )

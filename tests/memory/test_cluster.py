@@ -232,7 +232,12 @@ def test_restart_with_pending_work_on_fifty_threads(school: Teacher, tmp_path: P
     assert sum(r["threads_reenqueued"] for r in reports) == 0  # their runs carry the work
     assert queue_size() == 150
     again = json.loads(manage("memory_sweep"))
-    assert again == {"stale_runs_failed": 0, "runs_reenqueued": 0, "threads_reenqueued": 0}
+    assert again == {
+        "stale_runs_failed": 0,
+        "runs_reenqueued": 0,
+        "threads_reenqueued": 0,
+        "kb_documents_reenqueued": 0,
+    }
     assert queue_size() == 150
 
     cluster = Cluster(tmp_path / "qcluster.log").start()

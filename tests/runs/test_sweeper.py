@@ -48,6 +48,7 @@ def test_a_stale_run_is_failed_once_and_a_fresh_one_is_left_alone(
         "stale_runs_failed": 0,
         "runs_reenqueued": 0,
         "threads_reenqueued": 0,
+        "kb_documents_reenqueued": 0,
     }
 
 

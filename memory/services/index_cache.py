@@ -1,0 +1,92 @@
+"""Per-process caches of the in-memory BM25 indexes, kept current by a version row.
+
+Recall (one index per memory scope) and the knowledge base (one per agent for shared
+documents, one per teacher and agent for private ones) keep their terms in the database
+and an index per key in each process. Before every search one indexed read of the key's
+version row (``version``, live ``count``, ``max_id`` of the rows written) says whether
+the cached index is current. If not, rows past the cached ``max_id`` are loaded and
+added; if the live count then differs from the index's (rows were removed, or one
+committed out of id order), the index is rebuilt from the database. So every process
+answers the same as the database, and a removed row is never found again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+
+from memory.recall import RecallIndex
+
+#: ``(doc_id, terms)`` pairs, and the largest row id read (the next load starts after it).
+Loaded = tuple[list[tuple[int, Sequence[str]]], int]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexState:
+    version: int = 0
+    count: int = 0
+    max_id: int = 0
+
+
+@dataclass
+class CachedIndex:
+    index: RecallIndex
+    version: int
+    max_id: int
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class IndexCache[K: Hashable]:
+    """Up to ``capacity`` indexes, least recently used dropped first."""
+
+    def __init__(
+        self,
+        *,
+        capacity: int,
+        state: Callable[[K], IndexState],
+        load: Callable[[K, int], Loaded],
+    ) -> None:
+        self.capacity = capacity
+        self._state = state
+        self._load = load
+        self._cache: OrderedDict[K, CachedIndex] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> CachedIndex:
+        """The index of ``key``, brought up to date with the database.
+
+        Searching it needs ``lock`` held (an incremental load mutates it in place).
+        """
+        state = self._state(key)
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+        if cached is not None and cached.version == state.version:
+            return cached
+        if cached is not None:
+            with cached.lock:
+                documents, last = self._load(key, cached.max_id)
+                for doc_id, doc_terms in documents:
+                    cached.index.add(doc_id, doc_terms)
+                cached.max_id = last
+                cached.version = state.version
+                if len(cached.index) == state.count:
+                    return cached
+            # Rows were removed, or one committed out of id order: rebuild below.
+        documents, last = self._load(key, 0)
+        fresh = CachedIndex(
+            index=RecallIndex.from_documents(documents), version=state.version, max_id=last
+        )
+        with self._lock:
+            self._cache[key] = fresh
+            self._cache.move_to_end(key)
+            while len(self._cache) > self.capacity:
+                self._cache.popitem(last=False)
+        return fresh
+
+    def clear(self) -> None:
+        with self._lock:
+            self._cache.clear()
