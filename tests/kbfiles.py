@@ -35,7 +35,10 @@ def utf16_text(text: str = SCHOOL_RULES) -> bytes:
 def docx_file(
     title: str = "光合作用教案",
     sections: tuple[tuple[str, str], ...] = (
-        ("教学目标", "理解光合作用的概念，知道光反应在类囊体薄膜上进行，暗反应在叶绿体基质中进行。"),
+        (
+            "教学目标",
+            "理解光合作用的概念，知道光反应在类囊体薄膜上进行，暗反应在叶绿体基质中进行。",
+        ),
         ("重点难点", "光反应与暗反应的联系：光反应为暗反应提供 ATP 和 NADPH。"),
     ),
     table: tuple[tuple[str, ...], ...] = (("阶段", "场所"), ("光反应", "类囊体薄膜")),
@@ -54,7 +57,12 @@ def docx_file(
     return out.getvalue()
 
 
-def pdf_file(lines: tuple[str, ...] = ("第二单元 二次函数", "二次函数的图像是一条抛物线，顶点坐标为（-b/2a，(4ac-b²)/4a）。")) -> bytes:
+def pdf_file(
+    lines: tuple[str, ...] = (
+        "第二单元 二次函数",
+        "二次函数的图像是一条抛物线，顶点坐标为（-b/2a，(4ac-b²)/4a）。",
+    ),
+) -> bytes:
     if not CJK_FONT.exists():
         raise RuntimeError(f"the CJK font {CJK_FONT} is missing: apt-get install fonts-wqy-zenhei")
     pdf = FPDF()

@@ -5,4 +5,5 @@ from django.urls import include, path
 urlpatterns = [
     path("", include("web.chat")),
     path("", include("web.panel")),
+    path("", include("web.kb")),
 ]

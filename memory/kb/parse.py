@@ -139,9 +139,11 @@ _BOMS = (
     (b"\xfe\xff", "utf-16-be"),
 )
 # Among encodings the detector finds equally clean, the ones a mainland school's files
-# are written in come first: a two-character GBK file decodes without fault as Big5 or
-# Korean too, and the detector cannot tell them apart from so little text.
-_PREFERRED = ("utf_8", "utf_16", "utf_16_le", "utf_16_be", "gb18030", "gbk", "gb2312")
+# are written in come first: a two-character GBK file decodes without fault as Big5,
+# Korean or BOM-less UTF-16 too, and the detector cannot tell them apart from so little
+# text. (UTF-16 from Windows carries a byte-order mark, decided above; without one, any
+# ASCII space or line break makes its zero bytes look like faults in GB18030.)
+_PREFERRED = ("utf_8", "gb18030", "gbk", "gb2312", "utf_16", "utf_16_le", "utf_16_be")
 # Mojibake a decode leaves behind; a text with more than this share of it is refused.
 _MAX_REPLACEMENT_SHARE = 0.01
 
