@@ -228,10 +228,10 @@ RECALL_GATE = env_float("RECALL_GATE", 0.6, minimum=0.0)
 RECALL_TOP_K = env_int("RECALL_TOP_K", 3, minimum=1)
 
 # --- Knowledge base (L4) --------------------------------------------------------------------
-# The knowledge-base gate's threshold, on the same [0, 1] evidence score as the recall gate
-# (memory/services/kb.py): a chunk is injected passively when the estimate that it stands
-# out as relevant is at least this. Higher: fewer and surer injections.
-KB_GATE = env_float("KB_GATE", 0.6, minimum=0.0)
+# The knowledge-base gate's threshold: a chunk is injected passively when it holds at least
+# this share of the question's evidence (coverage, in [0, 1]; memory/kb/gating.py).
+# Higher: fewer and surer injections.
+KB_GATE = env_float("KB_GATE", 0.25, minimum=0.0)
 # At most this many chunks are injected into a run.
 KB_TOP_K = env_int("KB_TOP_K", 3, minimum=1)
 # The largest upload (bytes); larger is a 413.

@@ -25,15 +25,22 @@ Loaded = tuple[list[tuple[int, Sequence[str]]], int]
 
 @dataclass(frozen=True, slots=True)
 class IndexState:
+    """A key's version row; ``row_id`` tells a row deleted and created again apart."""
+
+    row_id: int = 0
     version: int = 0
     count: int = 0
     max_id: int = 0
+
+    @property
+    def stamp(self) -> tuple[int, int]:
+        return (self.row_id, self.version)
 
 
 @dataclass
 class CachedIndex:
     index: RecallIndex
-    version: int
+    stamp: tuple[int, int]
     max_id: int
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -54,31 +61,35 @@ class IndexCache[K: Hashable]:
         self._cache: OrderedDict[K, CachedIndex] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: K) -> CachedIndex:
+    def get(self, key: K, *, state: IndexState | None = None) -> CachedIndex:
         """The index of ``key``, brought up to date with the database.
 
-        Searching it needs ``lock`` held (an incremental load mutates it in place).
+        ``state`` is the key's version row if the caller has just read it (several keys
+        in one query); else it is read here. Searching the index needs ``lock`` held (an
+        incremental load mutates it in place).
         """
-        state = self._state(key)
+        if state is None:
+            state = self._state(key)
         with self._lock:
             cached = self._cache.get(key)
             if cached is not None:
                 self._cache.move_to_end(key)
-        if cached is not None and cached.version == state.version:
+        if cached is not None and cached.stamp == state.stamp:
             return cached
-        if cached is not None:
+        if cached is not None and cached.stamp[0] == state.row_id:
             with cached.lock:
                 documents, last = self._load(key, cached.max_id)
                 for doc_id, doc_terms in documents:
                     cached.index.add(doc_id, doc_terms)
                 cached.max_id = last
-                cached.version = state.version
+                cached.stamp = state.stamp
                 if len(cached.index) == state.count:
                     return cached
-            # Rows were removed, or one committed out of id order: rebuild below.
+            # Rows were removed, or one committed out of id order: rebuild below (as
+            # when the version row itself was deleted and created again).
         documents, last = self._load(key, 0)
         fresh = CachedIndex(
-            index=RecallIndex.from_documents(documents), version=state.version, max_id=last
+            index=RecallIndex.from_documents(documents), stamp=state.stamp, max_id=last
         )
         with self._lock:
             self._cache[key] = fresh

@@ -18,11 +18,10 @@ first, so every process answers as the database does, and the chunks found are f
 by id with their document still ``ready``: a deleted document's chunks are never
 returned, in any process, even by an index that has not caught up yet.
 
-The gate: the recall gate's evidence model (:mod:`memory.recall.gating`: how much of the
-query the index has never seen, how far the hit stands above the index's typical chunk,
-the index's size), computed per index, with its own threshold ``KB_GATE`` and its own
-limit ``KB_TOP_K``. No labelled knowledge-base data exists to fit other coefficients;
-``benchmarks/kb.py`` reports how often it injects on related and unrelated messages.
+The gate (:mod:`memory.kb.gating`): a chunk is injected when it holds at least
+``KB_GATE`` of the question's evidence (coverage), stands near the best match of its
+index and is among the first ``KB_TOP_K``; ``benchmarks/kb.py`` reports how often it
+passes for related and unrelated messages.
 """
 
 from __future__ import annotations
@@ -31,18 +30,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Q
 
 from memory import boundary
+from memory.kb.gating import RELATIVE_FLOOR, coverages, query_masses
 from memory.models import KBChunk, KBDocument, KBIndexState
-from memory.recall import Hit, build_query, gate
+from memory.recall import build_query
 from memory.redline import redact
 from memory.render import EMPTY, Item, Rendered, render_list
 from memory.scope import Scope
 from memory.services.index_cache import IndexCache, IndexState, Loaded
 
-# Hits ranked per index before merging (more than ``limit``: the gate looks at the top).
-SEARCH_K = 10
 # Indexes a process keeps in memory (least recently used dropped first).
 CACHED_INDEXES = 64
 # Tokens of one injected chunk (a chunk holds at most 500; three fit the 1500 budget).
@@ -99,12 +98,30 @@ class IndexKey:
 
 
 def _state(key: IndexKey) -> IndexState:
-    row = (
-        KBIndexState.objects.filter(key.state_filter())
-        .values_list("version", "chunk_count", "max_chunk_id")
-        .first()
-    )
-    return IndexState(*row) if row else IndexState()
+    return _states(key.tenant_id, key.agent_id, (key.owner_id,))[key.owner_id]
+
+
+def _states(
+    tenant_id: int, agent_id: int, owners: tuple[int | None, ...]
+) -> dict[int | None, IndexState]:
+    """The version rows of an agent's indexes, in one indexed query.
+
+    Plain SQL: this read precedes every search (the read path's included), and building
+    the equivalent ORM query costs more than running it.
+    """
+    table = KBIndexState._meta.db_table
+    private = [owner for owner in owners if owner is not None]
+    clauses = ["owner_id IS NULL"] if None in owners else []
+    if private:
+        clauses.append(f"owner_id IN ({', '.join(['%s'] * len(private))})")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT owner_id, id, version, chunk_count, max_chunk_id FROM {table} "
+            f"WHERE tenant_id = %s AND agent_id = %s AND ({' OR '.join(clauses)})",
+            [tenant_id, agent_id, *private],
+        )
+        found = {owner: IndexState(*state) for owner, *state in cursor.fetchall()}
+    return {owner: found.get(owner, IndexState()) for owner in owners}
 
 
 def _load(key: IndexKey, after_id: int) -> Loaded:
@@ -128,66 +145,99 @@ def kb_cache_clear() -> None:
     _INDEXES.clear()
 
 
-def _search_index(key: IndexKey, weights: dict[str, float]) -> tuple[list[Hit], set[int]]:
-    """The index's best chunks and which of them pass its gate."""
-    cached = _INDEXES.get(key)
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    chunk_id: int
+    raw: float
+    score: float  # the gate's coverage of the query
+    eligible: bool  # among its index's top KB_TOP_K and above its relative floor
+
+
+def _search_index(
+    key: IndexKey, state: IndexState, weights: dict[str, float], k: int
+) -> list[_Candidate]:
+    """The index's ``k`` best chunks by BM25, with their coverage of the query."""
+    cached = _INDEXES.get(key, state=state)
     with cached.lock:
         if not len(cached.index):
-            return [], set()
-        hits = cached.index.search(weights, k=SEARCH_K)
-    passing = {
-        hit.doc_id for hit in gate(hits, threshold=settings.KB_GATE, limit=settings.KB_TOP_K)
-    }
-    return hits, passing
+            return []
+        hits = cached.index.search(weights, k=k)
+        if not hits:
+            return []
+        scores = coverages(
+            query_masses(weights, cached.index), cached.index, [hit.doc_id for hit in hits]
+        )
+    floor = RELATIVE_FLOOR * hits[0].raw
+    return [
+        _Candidate(
+            hit.doc_id,
+            float(hit.raw),
+            score,
+            rank < settings.KB_TOP_K and hit.raw >= floor,
+        )
+        for rank, (hit, score) in enumerate(zip(hits, scores, strict=True))
+    ]
 
 
 def kb_search(*, scope: Scope, query: str, limit: int = 5) -> list[KBHit]:
     """The best chunks for ``query`` that ``scope.owner_id`` may see, best first.
 
     Visibility: the agent's shared documents and the teacher's own private ones, never
-    a colleague's private document. ``passes_gate`` marks the (at most ``KB_TOP_K``)
-    hits that passive injection would use.
+    a colleague's private document. ``score`` is the gate's coverage (the share of the
+    question's evidence the chunk holds, :mod:`memory.kb.gating`); ``passes_gate``
+    marks the (at most ``KB_TOP_K``) hits that passive injection would use.
     """
     weights = build_query(message=query)
     if not weights or limit <= 0:
         return []
-    ranked: list[Hit] = []
-    passing: set[int] = set()
-    for key in IndexKey.both(scope):
-        hits, passed = _search_index(key, weights)
-        ranked.extend(hits)
-        passing |= passed
-    # Scores are calibrated per index (the gate's estimate), raw BM25 is not: merge on
-    # the score, ties to the stronger raw match, then the older chunk.
-    ranked.sort(key=lambda hit: (-hit.score, -hit.raw, hit.doc_id))
-    top = ranked[: max(limit, settings.KB_TOP_K)]
+    k = max(limit, settings.KB_TOP_K)
+    keys = IndexKey.both(scope)
+    states = _states(scope.tenant_id, scope.agent_id, tuple(key.owner_id for key in keys))
+    candidates = [c for key in keys for c in _search_index(key, states[key.owner_id], weights, k)]
+    # Coverage is comparable between the two indexes (raw BM25 is not): merge on it,
+    # ties to the stronger match, then the older chunk.
+    candidates.sort(key=lambda c: (-c.score, -c.raw, c.chunk_id))
+    top = candidates[: limit + 2]  # a few spare for chunks deleted since the index was read
+    if not top:
+        return []
+    # Looked up by primary key alone; the scope, the visibility and the document's status
+    # are checked on the few rows returned (cheaper than the same conditions in SQL).
     rows = {
         row["pk"]: row
-        for row in KBChunk.objects.filter(
-            pk__in=[hit.doc_id for hit in top],
-            tenant_id=scope.tenant_id,
-            agent_id=scope.agent_id,
-            document__status=KBDocument.Status.READY,
+        for row in KBChunk.objects.filter(pk__in=[c.chunk_id for c in top]).values(
+            "pk",
+            "document_id",
+            "document__title",
+            "document__status",
+            "heading_path",
+            "text",
+            "tenant_id",
+            "agent_id",
+            "index_owner_id",
         )
-        .filter(Q(index_owner__isnull=True) | Q(index_owner_id=scope.owner_id))
-        .values("pk", "document_id", "document__title", "heading_path", "text")
+        if row["tenant_id"] == scope.tenant_id
+        and row["agent_id"] == scope.agent_id
+        and row["index_owner_id"] in (None, scope.owner_id)
+        and row["document__status"] == KBDocument.Status.READY
     }
     out: list[KBHit] = []
     gated = 0
-    for hit in top:
-        row = rows.get(hit.doc_id)
+    for candidate in top:
+        row = rows.get(candidate.chunk_id)
         if row is None:  # deleted since the index was read
             continue
-        passes = hit.doc_id in passing and gated < settings.KB_TOP_K
+        passes = (
+            candidate.eligible and candidate.score >= settings.KB_GATE and gated < settings.KB_TOP_K
+        )
         gated += passes
         out.append(
             KBHit(
-                chunk_id=hit.doc_id,
+                chunk_id=candidate.chunk_id,
                 document_id=row["document_id"],
                 title=row["document__title"],
                 heading_path=row["heading_path"],
                 text=row["text"],
-                score=float(hit.score),
+                score=round(candidate.score, 4),
                 passes_gate=passes,
             )
         )

@@ -142,7 +142,7 @@ def _bump_scope(*, scope: Scope, entry_id: int) -> None:
 def _state(scope: Scope) -> IndexState:
     row = (
         RecallScope.objects.filter(**scope.filter_kwargs())
-        .values_list("version", "entry_count", "max_entry_id")
+        .values_list("pk", "version", "entry_count", "max_entry_id")
         .first()
     )
     return IndexState(*row) if row else IndexState()
