@@ -164,7 +164,7 @@ def hit(i: int, text: str, title: str = "校规", path: str = "第一章") -> KB
 
 hostile_text = st.lists(
     st.sampled_from(
-        list("迟到警告学生。，\n [ ] ［］‹›<|>\u200b") + [boundary.KB_FOOTER, boundary.KB_HEADER]
+        [*list("迟到警告学生。，\n [ ] ［］‹›<|>\u200b"), boundary.KB_FOOTER, boundary.KB_HEADER]
     ),
     max_size=200,
 ).map("".join)
