@@ -87,7 +87,8 @@ class IndexCache[K: Hashable]:
                     return cached
             # Rows were removed, or one committed out of id order: rebuild below (as
             # when the version row itself was deleted and created again).
-        documents, last = self._load(key, 0)
+        # No version row: nothing was ever written under this key (no query needed).
+        documents, last = self._load(key, 0) if state.row_id else ([], 0)
         fresh = CachedIndex(
             index=RecallIndex.from_documents(documents), stamp=state.stamp, max_id=last
         )
