@@ -262,17 +262,20 @@ def _docx_blocks(data: bytes) -> list[Block]:
         document: DocxDocument = docx.Document(io.BytesIO(data))
     except Exception as exc:  # python-docx raises many types for a damaged file
         raise ParseError(ParseFailure.CORRUPT, type(exc).__name__) from exc
+    # Style names by id, read once: ``Paragraph.style`` searches the styles part on
+    # every call (most of the parsing time of a long document).
+    names = {style.style_id: style.name or "" for style in document.styles}
     blocks: list[Block] = []
     for item in document.iter_inner_content():
         if isinstance(item, Paragraph):
             text = _clean_line(item.text).strip()
             if not text:
                 continue
-            style = item.style.name if item.style is not None else ""
-            match = _STYLE_LEVEL.match(style or "")
+            style = names.get(item._p.style or "", "")
+            match = _STYLE_LEVEL.match(style)
             if match:
                 blocks.append(Block(text, level=min(6, max(1, int(match.group(1))))))
-            elif (style or "").lower() == "title":
+            elif style.lower() == "title":
                 blocks.append(Block(text, level=1))
             else:
                 blocks.append(Block(text, level=_text_heading_level(text)))
