@@ -14,7 +14,6 @@ a document whose job was lost (:func:`kb_documents_sweep`).
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -44,8 +43,6 @@ from memory.scope import Scope
 from memory.services.audit import redline_audit_record
 from memory.services.kb import IndexKey
 from memory.services.queue import enqueue
-
-logger = logging.getLogger(__name__)
 
 TITLE_MAX_CHARS = 200
 TASK_KB_PROCESS = "memory.tasks.kb_process"
