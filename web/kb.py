@@ -12,8 +12,6 @@ the ranked hits and the exact ``[知识库检索结果]`` text the agent would b
 
 from __future__ import annotations
 
-from typing import cast
-
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -37,27 +35,11 @@ from memory.services.kb_documents import (
     kb_document_delete,
     kb_documents_visible,
 )
+from web.forms import actor_id, agent_from
 
 # Documents shown on the page (newest first); the API pages through all of them.
 PAGE_DOCUMENTS = 100
 SEARCH_MAX_CHARS = 2000
-
-
-def _parse_id(value: str | None) -> int | None:
-    if value is None or not value.isascii() or not value.isdigit() or len(value) > 18:
-        return None
-    return int(value)
-
-
-def _agent(request: HttpRequest, raw_id: str | None) -> Agent:
-    agent_id = _parse_id(raw_id)
-    if agent_id is None:
-        raise Http404
-    return selectors.agent_get(actor=request.user, agent_id=agent_id)
-
-
-def _actor_id(request: HttpRequest) -> int:
-    return cast(int, request.user.pk)
 
 
 def _back(agent: Agent) -> HttpResponseRedirect:
@@ -82,7 +64,7 @@ def kb_page(request: HttpRequest) -> HttpResponse:
     agents = list(selectors.agent_list(actor=request.user))
     raw = request.GET.get("agent")
     agent: Agent | None = (
-        _agent(request, raw) if raw is not None else (agents[0] if agents else None)
+        agent_from(request, raw) if raw is not None else (agents[0] if agents else None)
     )
     context: dict[str, object] = {
         "agents": agents,
@@ -92,7 +74,7 @@ def kb_page(request: HttpRequest) -> HttpResponse:
         "visibilities": KBDocument.Visibility.choices,
     }
     if agent is not None:
-        scope = Scope.for_agent(agent, owner_id=_actor_id(request))
+        scope = Scope.for_agent(agent, owner_id=actor_id(request))
         documents = list(kb_documents_visible(scope=scope)[:PAGE_DOCUMENTS])
         for document in documents:
             document.deletable = kb_document_may_delete(  # type: ignore[attr-defined]
@@ -114,7 +96,7 @@ def kb_page(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def kb_upload_view(request: HttpRequest) -> HttpResponse:
-    agent = _agent(request, request.POST.get("agent"))
+    agent = agent_from(request, request.POST.get("agent"))
     upload = request.FILES.get("file")
     if not isinstance(upload, UploadedFile):
         messages.error(request, _("请选择要上传的文件。"))
@@ -123,7 +105,7 @@ def kb_upload_view(request: HttpRequest) -> HttpResponse:
     try:
         document = kb_document_create(
             agent=agent,
-            owner_id=_actor_id(request),
+            owner_id=actor_id(request),
             visibility=visibility,
             title=request.POST.get("title", ""),
             filename=upload.name or "",
@@ -144,7 +126,7 @@ def kb_upload_view(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def kb_delete_view(request: HttpRequest, document_id: str) -> HttpResponse:
-    agent = _agent(request, request.POST.get("agent"))
+    agent = agent_from(request, request.POST.get("agent"))
     document = kb_document_get(actor=request.user, document_id=int(document_id))
     if document.agent_id != agent.pk:
         raise Http404
