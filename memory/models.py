@@ -447,6 +447,8 @@ class KBIndexState(models.Model):
     max_chunk_id = models.BigIntegerField(default=0)
 
     class Meta:
+        verbose_name = _("知识库索引版本")
+        verbose_name_plural = _("知识库索引版本")
         constraints = [
             models.UniqueConstraint(
                 fields=["tenant", "agent"],
