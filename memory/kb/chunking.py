@@ -57,7 +57,7 @@ _SENTENCE = re.compile(r"[^。！？；!?…\n]*(?:[。！？；!?…]+[」』�
 class Chunk:
     heading_path: str
     text: str
-    tokens: int
+    tokens: int  # at least the text's token count, at most MAX_TOKENS
 
 
 def split_sentences(text: str) -> list[str]:
@@ -87,7 +87,10 @@ class _Packer:
     def _emit(self) -> None:
         text = "\n".join(p.text for p in self.pieces).strip()
         if text:
-            self.out.append(Chunk(self.path, text, self.count(text)))
+            # The pieces' counts plus one per line break, not a second pass of the
+            # tokenizer: tiktoken's pre-tokenizer never joins across a line break, so
+            # this is exact, or one more where two line breaks meet (an upper bound).
+            self.out.append(Chunk(self.path, text, self.tokens))
 
     def add(self, piece: _Piece) -> None:
         if not self.pieces:
@@ -126,26 +129,26 @@ class _Packer:
 def _long_paragraph(text: str, count: Callable[[str], int], size: int) -> Iterable[_Piece]:
     """A paragraph too long for one passage, as sentence groups of about ``size`` tokens."""
     group = ""
-    group_tokens = 0
+    estimate = 0  # the sentences' own counts summed (a group is counted once, when done)
     for sentence in split_sentences(text):
         tokens = count(sentence)
         if tokens > size:
             if group.strip():
-                yield _Piece(group, group_tokens)
-            group, group_tokens = "", 0
+                yield _Piece(group, count(group))
+            group, estimate = "", 0
             rest = sentence
             while rest:
                 head = truncate_tokens(rest, size) or rest[:1]
                 yield _Piece(head, count(head))
                 rest = rest[len(head) :]
             continue
-        if group and group_tokens + tokens > size:
-            yield _Piece(group, group_tokens)
-            group, group_tokens = "", 0
+        if group and estimate + tokens > size:
+            yield _Piece(group, count(group))
+            group, estimate = "", 0
         group += sentence
-        group_tokens = count(group)
+        estimate += tokens
     if group.strip():
-        yield _Piece(group, group_tokens)
+        yield _Piece(group, count(group))
 
 
 def _path(stack: list[str]) -> str:
