@@ -73,6 +73,15 @@ class KBDocumentOutput(serializers.ModelSerializer):
         return document.pk in deletable
 
 
+class KBDocumentPageOutput(serializers.Serializer):
+    """One page of documents (``?page=``, ``?page_size=`` up to 100)."""
+
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = KBDocumentOutput(many=True)
+
+
 class KBSearchInput(serializers.Serializer):
     q = serializers.CharField(max_length=2000, trim_whitespace=True)
     limit = serializers.IntegerField(required=False, default=5, min_value=1, max_value=20)

@@ -23,6 +23,7 @@ from agents.selectors import agent_get
 from memory.api.kb_serializers import (
     ERROR,
     KBDocumentOutput,
+    KBDocumentPageOutput,
     KBFileUploadInput,
     KBSearchInput,
     KBSearchOutput,
@@ -79,7 +80,8 @@ class AgentKBDocumentsView(APIView):
     parser_classes = [JSONParser, MultiPartParser, FormParser]
 
     @extend_schema(
-        responses={200: KBDocumentOutput(many=True)},
+        parameters=[OpenApiParameter("page", int), OpenApiParameter("page_size", int)],
+        responses={200: KBDocumentPageOutput, 404: OpenApiResponse(ERROR)},
         description="The agent's documents the caller sees: shared ones and their own "
         "private ones, newest first (paginated).",
     )
@@ -174,7 +176,11 @@ class AgentKBSearchView(APIView):
             OpenApiParameter("q", str, required=True, description="The message"),
             OpenApiParameter("limit", int),
         ],
-        responses={200: KBSearchOutput, 400: OpenApiResponse(description="Empty query")},
+        responses={
+            200: KBSearchOutput,
+            400: OpenApiResponse(description="Empty or too long query, bad limit"),
+            404: OpenApiResponse(ERROR, description="No such agent among the caller's"),
+        },
         description="Search the knowledge base as the agent would for the caller: "
         "passes_gate marks what passive injection would use.",
     )
