@@ -179,6 +179,43 @@ def _search_index(
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class _ChunkRow:
+    document_id: int
+    title: str
+    heading_path: str
+    text: str
+
+
+def _chunk_rows(scope: Scope, chunk_ids: list[int]) -> dict[int, _ChunkRow]:
+    """The chunks among ``chunk_ids`` that ``scope``'s teacher may see, of ready documents.
+
+    Looked up by primary key, the scope, visibility and status checked on the few rows
+    returned; plain SQL for the reason given at :func:`_states`.
+    """
+    if not chunk_ids:
+        return {}
+    chunk = KBChunk._meta.db_table
+    document = KBDocument._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT c.id, c.document_id, d.title, c.heading_path, c.text, c.tenant_id, "
+            f"c.agent_id, c.index_owner_id, d.status FROM {chunk} c "
+            f"JOIN {document} d ON d.id = c.document_id "
+            f"WHERE c.id IN ({', '.join(['%s'] * len(chunk_ids))})",
+            chunk_ids,
+        )
+        rows = cursor.fetchall()
+    return {
+        pk: _ChunkRow(document_id, title, heading_path, text)
+        for pk, document_id, title, heading_path, text, tenant_id, agent_id, owner, status in rows
+        if tenant_id == scope.tenant_id
+        and agent_id == scope.agent_id
+        and owner in (None, scope.owner_id)
+        and status == KBDocument.Status.READY
+    }
+
+
 def kb_search(*, scope: Scope, query: str, limit: int = 5) -> list[KBHit]:
     """The best chunks for ``query`` that ``scope.owner_id`` may see, best first.
 
@@ -200,31 +237,12 @@ def kb_search(*, scope: Scope, query: str, limit: int = 5) -> list[KBHit]:
     top = candidates[: limit + 2]  # a few spare for chunks deleted since the index was read
     if not top:
         return []
-    # Looked up by primary key alone; the scope, the visibility and the document's status
-    # are checked on the few rows returned (cheaper than the same conditions in SQL).
-    rows = {
-        row["pk"]: row
-        for row in KBChunk.objects.filter(pk__in=[c.chunk_id for c in top]).values(
-            "pk",
-            "document_id",
-            "document__title",
-            "document__status",
-            "heading_path",
-            "text",
-            "tenant_id",
-            "agent_id",
-            "index_owner_id",
-        )
-        if row["tenant_id"] == scope.tenant_id
-        and row["agent_id"] == scope.agent_id
-        and row["index_owner_id"] in (None, scope.owner_id)
-        and row["document__status"] == KBDocument.Status.READY
-    }
+    rows = _chunk_rows(scope, [c.chunk_id for c in top])
     out: list[KBHit] = []
     gated = 0
     for candidate in top:
         row = rows.get(candidate.chunk_id)
-        if row is None:  # deleted since the index was read
+        if row is None:  # deleted since the index was read, or not the scope's
             continue
         passes = (
             candidate.eligible and candidate.score >= settings.KB_GATE and gated < settings.KB_TOP_K
@@ -233,10 +251,10 @@ def kb_search(*, scope: Scope, query: str, limit: int = 5) -> list[KBHit]:
         out.append(
             KBHit(
                 chunk_id=candidate.chunk_id,
-                document_id=row["document_id"],
-                title=row["document__title"],
-                heading_path=row["heading_path"],
-                text=row["text"],
+                document_id=row.document_id,
+                title=row.title,
+                heading_path=row.heading_path,
+                text=row.text,
                 score=round(candidate.score, 4),
                 passes_gate=passes,
             )
