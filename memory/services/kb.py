@@ -26,6 +26,8 @@ passes for related and unrelated messages.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,12 +35,14 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import Q
 
+from agents.tokens import count_tokens, truncate_tokens
 from memory import boundary
 from memory.kb.gating import RELATIVE_FLOOR, coverages, query_masses
 from memory.models import KBChunk, KBDocument, KBIndexState
 from memory.recall import build_query
 from memory.redline import redact
-from memory.render import EMPTY, Item, Rendered, render_list
+from memory.render import ELLIPSIS, EMPTY, Rendered
+from memory.sanitizer import sanitize_history
 from memory.scope import Scope
 from memory.services.index_cache import IndexCache, IndexState, Loaded
 
@@ -143,6 +147,8 @@ _INDEXES = IndexCache[IndexKey](capacity=CACHED_INDEXES, state=_state, load=_loa
 
 def kb_cache_clear() -> None:
     _INDEXES.clear()
+    with _LINES_LOCK:
+        _LINES.clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,25 +276,76 @@ def kb_hit_line(hit: KBHit) -> str:
     return f"{source}：{hit.text}"
 
 
+# Injected lines by chunk as rendered (red line re-checked, sanitised, cut to
+# EXCERPT_TOKENS) with their token counts. A chunk never changes once written (and a
+# deleted one is never found again), so each process renders a line once; the key holds
+# the texts too, so a hit built elsewhere with other text is rendered afresh.
+_LineKey = tuple[int, str, str, str]
+_LINES: OrderedDict[_LineKey, tuple[str, int, bool]] = OrderedDict()
+_LINES_LOCK = threading.Lock()
+CACHED_LINES = 4096
+
+
+def _line(hit: KBHit) -> tuple[str, int, bool]:
+    """``- <source>：<passage>`` as injected, its tokens with the line break before it,
+    and whether the passage was cut."""
+    key = (hit.chunk_id, hit.title, hit.heading_path, hit.text)
+    with _LINES_LOCK:
+        cached = _LINES.get(key)
+        if cached is not None:
+            _LINES.move_to_end(key)
+            return cached
+    # Redacted when stored; re-checked like every injected memory (the rules may have
+    # grown since), the title and headings with it; then sanitised like all history.
+    body = sanitize_history(" ".join(redact(kb_hit_line(hit)).text.split())).strip()
+    cut = count_tokens(body) > EXCERPT_TOKENS
+    if cut:
+        body = truncate_tokens(body, EXCERPT_TOKENS - 1) + ELLIPSIS
+    line = f"- {body}"
+    rendered = (line, count_tokens("\n" + line), cut)
+    with _LINES_LOCK:
+        _LINES[key] = rendered
+        while len(_LINES) > CACHED_LINES:
+            _LINES.popitem(last=False)
+    return rendered
+
+
 def kb_hits_render(*, hits: Sequence[KBHit], budget: int) -> Rendered:
     """The hits as injected text: sanitised, inside the KB's untrusted boundary, within
     ``budget`` tokens (whole hits in the given order while they fit; ``ids`` are the
     chunk ids shown)."""
     if budget <= 0 or not hits:
         return EMPTY
-    items = [
-        # Redacted when stored; re-checked here like every injected memory (the rules
-        # may have grown since), and the title and headings with it.
-        Item(id=hit.chunk_id, text=" ".join(redact(kb_hit_line(hit)).text.split()))
-        for hit in hits
-    ]
-    return render_list(
-        header=boundary.KB_HEADER,
-        footer=boundary.KB_FOOTER,
-        items=items,
-        budget=budget,
-        item_cap=EXCERPT_TOKENS,
-    )
+    used = count_tokens(f"{boundary.KB_HEADER}\n{boundary.KB_FOOTER}")
+    if used >= budget:
+        return EMPTY
+    lines = [boundary.KB_HEADER]
+    ids: list[int] = []
+    truncated = False
+    for hit in hits:
+        line, tokens, cut = _line(hit)
+        if used + tokens > budget:
+            truncated = True
+            continue
+        lines.append(line)
+        ids.append(hit.chunk_id)
+        used += tokens
+        truncated |= cut
+    if not ids:
+        return Rendered(text="", tokens=0, truncated=True)
+    lines.append(boundary.KB_FOOTER)
+    text = "\n".join(lines)
+    tokens = count_tokens(text)
+    # The lines were counted one by one; the whole is counted once to be sure of it.
+    while tokens > budget and len(lines) > 2:
+        lines.pop(-2)
+        ids.pop()
+        truncated = True
+        text = "\n".join(lines)
+        tokens = count_tokens(text)
+    if len(lines) <= 2:
+        return Rendered(text="", tokens=0, truncated=True)
+    return Rendered(text=text, tokens=tokens, ids=tuple(ids), truncated=truncated)
 
 
 def kb_render(*, scope: Scope, query: str, budget: int) -> Rendered:
