@@ -197,9 +197,13 @@ _HEADING_MAX_CHARS = 40
 _SENTENCE_END = tuple("。！？；：:;!?，,")
 
 
+# C0/C1 control characters other than the tab: never text (and PostgreSQL refuses NUL).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def _clean_line(line: str) -> str:
     line = strip_invisible(unicodedata.normalize("NFC", line)).replace("\u3000", " ")
-    return line.rstrip()
+    return _CONTROL.sub("", line).rstrip()
 
 
 def _text_heading_level(line: str) -> int:

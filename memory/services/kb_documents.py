@@ -2,7 +2,7 @@
 
 The write path of L4. An upload is checked cheaply in the request (size, type, an empty
 or plainly broken file) and stored with its raw bytes as a ``processing`` document; its
-processing job is enqueued in the same transaction (``memory.services.jobs``), so a
+processing job is enqueued in the same transaction (``memory.services.queue``), so a
 document row never exists without its job. The worker (:func:`kb_document_process`)
 parses and chunks it outside any transaction, red-line redacts every chunk (audit
 counts by category), then in one short transaction stores the chunks with their terms,
@@ -77,6 +77,11 @@ def _size_label(size: int) -> str:
     return f"{size / (1024 * 1024):.0f} MB" if size >= 1024 * 1024 else f"{size // 1024} KB"
 
 
+def _printable(text: str) -> str:
+    """``text`` without control characters (a NUL would fail on PostgreSQL)."""
+    return "".join(ch for ch in text if ch.isprintable() or ch == " ")
+
+
 def _title_from(filename: str) -> str:
     stem = filename.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
     if "." in stem:
@@ -142,7 +147,8 @@ def kb_document_create(
             precheck(kind, data)
         except ParseError as exc:
             raise KBRejected(parse_failure_message(exc.code)) from exc
-    title = " ".join(title.split())[:TITLE_MAX_CHARS] or _title_from(filename)
+    filename = _printable(filename)
+    title = " ".join(_printable(title).split())[:TITLE_MAX_CHARS] or _title_from(filename)
     if not title:
         raise KBRejected(_("请填写标题。"), field="title")
     now = timezone.now()

@@ -169,6 +169,16 @@ def test_bad_json_uploads_are_400_with_a_field(teacher: Teacher, payload: dict[s
     assert not KBDocument.objects.exists()
 
 
+def test_control_characters_in_a_file_and_its_name_are_dropped(
+    teacher: Teacher, up: Upload
+) -> None:
+    response = up(teacher, "校\x00规\x07.txt", "第一条\x00：迟到\x1b三次记警告。".encode())
+    assert response.status_code == 201, response.content
+    document = KBDocument.objects.get()
+    assert (document.title, document.filename, document.status) == ("校规", "校规.txt", "ready")
+    assert KBChunk.objects.get().text == "第一条：迟到三次记警告。"
+
+
 def test_a_file_that_fails_in_the_worker_says_why(teacher: Teacher, up: Upload) -> None:
     # A PDF header and nothing readable behind it: passes the upload's cheap checks.
     response = up(teacher, "损坏.pdf", b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj garbage")
