@@ -120,16 +120,35 @@ def kb_document_get(*, actor: User, document_id: int) -> KBDocument:
     return document
 
 
+def kb_documents_deletable(*, actor: User, documents: Collection[KBDocument]) -> set[int]:
+    """Which of ``documents`` the actor may delete (one query at most): their own, and
+    shared ones in a tenant they administer."""
+    me = actor_id(actor)
+    shared_elsewhere = {
+        d.tenant_id
+        for d in documents
+        if d.owner_id != me and d.visibility == KBDocument.Visibility.AGENT
+    }
+    administered = (
+        set(
+            Membership.objects.filter(
+                user_id=me, tenant_id__in=shared_elsewhere, role=Membership.Role.ADMIN
+            ).values_list("tenant_id", flat=True)
+        )
+        if shared_elsewhere
+        else set()
+    )
+    return {
+        d.pk
+        for d in documents
+        if d.owner_id == me
+        or (d.visibility == KBDocument.Visibility.AGENT and d.tenant_id in administered)
+    }
+
+
 def kb_document_may_delete(*, actor: User, document: KBDocument) -> bool:
     """Its owner may delete a document; an administrator of its tenant a shared one too."""
-    if document.owner_id == actor_id(actor):
-        return True
-    return (
-        document.visibility == KBDocument.Visibility.AGENT
-        and Membership.objects.filter(
-            user_id=actor_id(actor), tenant_id=document.tenant_id, role=Membership.Role.ADMIN
-        ).exists()
-    )
+    return document.pk in kb_documents_deletable(actor=actor, documents=[document])
 
 
 # -- cost totals --------------------------------------------------------------------------

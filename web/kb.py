@@ -27,7 +27,7 @@ from agents import selectors
 from agents.models import Agent
 from memory.models import KBDocument
 from memory.scope import Scope
-from memory.selectors import kb_document_get, kb_document_may_delete
+from memory.selectors import kb_document_get, kb_document_may_delete, kb_documents_deletable
 from memory.services.kb import kb_hits_render, kb_search
 from memory.services.kb_documents import (
     KBRejected,
@@ -76,10 +76,9 @@ def kb_page(request: HttpRequest) -> HttpResponse:
     if agent is not None:
         scope = Scope.for_agent(agent, owner_id=actor_id(request))
         documents = list(kb_documents_visible(scope=scope)[:PAGE_DOCUMENTS])
+        deletable = kb_documents_deletable(actor=request.user, documents=documents)
         for document in documents:
-            document.deletable = kb_document_may_delete(  # type: ignore[attr-defined]
-                actor=request.user, document=document
-            )
+            document.deletable = document.pk in deletable  # type: ignore[attr-defined]
         context.update(
             documents=documents, processing=any(d.status == "processing" for d in documents)
         )

@@ -31,7 +31,7 @@ from memory.api.kb_serializers import (
 )
 from memory.models import KBDocument
 from memory.scope import Scope
-from memory.selectors import kb_document_get, kb_document_may_delete
+from memory.selectors import kb_document_get, kb_document_may_delete, kb_documents_deletable
 from memory.services.kb import kb_search
 from memory.services.kb_documents import (
     KBRejected,
@@ -65,12 +65,8 @@ def _raise(exc: KBRejected) -> None:
     raise serializers.ValidationError({exc.field: [str(exc)]}) from exc
 
 
-def _deletable(request: Request, documents: list[KBDocument]) -> set[int]:
-    return {d.pk for d in documents if kb_document_may_delete(actor=request.user, document=d)}
-
-
 def _output(request: Request, documents: list[KBDocument], *, many: bool = True) -> object:
-    context = {"deletable": _deletable(request, documents)}
+    context = {"deletable": kb_documents_deletable(actor=request.user, documents=documents)}
     if many:
         return KBDocumentOutput(documents, many=True, context=context).data
     return KBDocumentOutput(documents[0], context=context).data

@@ -381,5 +381,9 @@ def test_the_list_is_paginated_in_a_fixed_number_of_queries(teacher: Teacher) ->
     assert (first["count"], len(first["results"])) == (25, 20)
     assert first["results"][0]["title"] == "文档24"
     assert len(queries) <= 10, [q["sql"] for q in queries]
+    colleague = make_teacher(tenant_name=teacher.tenant.name, username="li", agent=teacher.agent)
+    with CaptureQueriesContext(connection) as theirs:
+        assert colleague.client.get(path).json()["count"] == 25
+    assert len(theirs) <= len(queries) + 1  # one membership query, not one per document
     second = teacher.client.get(path, {"page": 2}).json()
     assert [d["title"] for d in second["results"]] == [f"文档{i}" for i in range(4, -1, -1)]
