@@ -49,12 +49,10 @@ def _back(agent: Agent) -> HttpResponseRedirect:
 def kb_strings() -> dict[str, str]:
     """The few strings kb.js shows."""
     return {
-        "dropHere": _("松开鼠标即可上传"),
         "uploading": _("正在上传…"),
         "statusReady": _("可用"),
         "statusFailed": _("失败"),
         "statusProcessing": _("处理中"),
-        "chunks": _("%(n)s 个片段"),
     }
 
 
