@@ -35,14 +35,12 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import Q
 
-from agents.tokens import count_tokens, truncate_tokens
 from memory import boundary
 from memory.kb.gating import RELATIVE_FLOOR, coverages, query_masses
 from memory.models import KBChunk, KBDocument, KBIndexState
 from memory.recall import build_query
 from memory.redline import redact
-from memory.render import ELLIPSIS, EMPTY, Rendered
-from memory.sanitizer import sanitize_history
+from memory.render import EMPTY, Item, Line, Rendered, list_line, render_lines
 from memory.scope import Scope
 from memory.services.index_cache import IndexCache, IndexState, Loaded
 
@@ -277,18 +275,16 @@ def kb_hit_line(hit: KBHit) -> str:
 
 
 # Injected lines by chunk as rendered (red line re-checked, sanitised, cut to
-# EXCERPT_TOKENS) with their token counts. A chunk never changes once written (and a
-# deleted one is never found again), so each process renders a line once; the key holds
-# the texts too, so a hit built elsewhere with other text is rendered afresh.
+# EXCERPT_TOKENS). A chunk never changes once written (and a deleted one is never found
+# again), so each process renders a line once; the key holds the texts too, so a hit
+# built elsewhere with other text is rendered afresh.
 _LineKey = tuple[int, str, str, str]
-_LINES: OrderedDict[_LineKey, tuple[str, int, bool]] = OrderedDict()
+_LINES: OrderedDict[_LineKey, Line] = OrderedDict()
 _LINES_LOCK = threading.Lock()
 CACHED_LINES = 4096
 
 
-def _line(hit: KBHit) -> tuple[str, int, bool]:
-    """``- <source>：<passage>`` as injected, its tokens with the line break before it,
-    and whether the passage was cut."""
+def _line(hit: KBHit) -> Line:
     key = (hit.chunk_id, hit.title, hit.heading_path, hit.text)
     with _LINES_LOCK:
         cached = _LINES.get(key)
@@ -296,18 +292,14 @@ def _line(hit: KBHit) -> tuple[str, int, bool]:
             _LINES.move_to_end(key)
             return cached
     # Redacted when stored; re-checked like every injected memory (the rules may have
-    # grown since), the title and headings with it; then sanitised like all history.
-    body = sanitize_history(" ".join(redact(kb_hit_line(hit)).text.split())).strip()
-    cut = count_tokens(body) > EXCERPT_TOKENS
-    if cut:
-        body = truncate_tokens(body, EXCERPT_TOKENS - 1) + ELLIPSIS
-    line = f"- {body}"
-    rendered = (line, count_tokens("\n" + line), cut)
+    # grown since), the title and headings with it.
+    text = " ".join(redact(kb_hit_line(hit)).text.split())
+    line = list_line(Item(id=hit.chunk_id, text=text), item_cap=EXCERPT_TOKENS)
     with _LINES_LOCK:
-        _LINES[key] = rendered
+        _LINES[key] = line
         while len(_LINES) > CACHED_LINES:
             _LINES.popitem(last=False)
-    return rendered
+    return line
 
 
 def kb_hits_render(*, hits: Sequence[KBHit], budget: int) -> Rendered:
@@ -316,36 +308,12 @@ def kb_hits_render(*, hits: Sequence[KBHit], budget: int) -> Rendered:
     chunk ids shown)."""
     if budget <= 0 or not hits:
         return EMPTY
-    used = count_tokens(f"{boundary.KB_HEADER}\n{boundary.KB_FOOTER}")
-    if used >= budget:
-        return EMPTY
-    lines = [boundary.KB_HEADER]
-    ids: list[int] = []
-    truncated = False
-    for hit in hits:
-        line, tokens, cut = _line(hit)
-        if used + tokens > budget:
-            truncated = True
-            continue
-        lines.append(line)
-        ids.append(hit.chunk_id)
-        used += tokens
-        truncated |= cut
-    if not ids:
-        return Rendered(text="", tokens=0, truncated=True)
-    lines.append(boundary.KB_FOOTER)
-    text = "\n".join(lines)
-    tokens = count_tokens(text)
-    # The lines were counted one by one; the whole is counted once to be sure of it.
-    while tokens > budget and len(lines) > 2:
-        lines.pop(-2)
-        ids.pop()
-        truncated = True
-        text = "\n".join(lines)
-        tokens = count_tokens(text)
-    if len(lines) <= 2:
-        return Rendered(text="", tokens=0, truncated=True)
-    return Rendered(text=text, tokens=tokens, ids=tuple(ids), truncated=truncated)
+    return render_lines(
+        header=boundary.KB_HEADER,
+        footer=boundary.KB_FOOTER,
+        lines=[_line(hit) for hit in hits],
+        budget=budget,
+    )
 
 
 def kb_render(*, scope: Scope, query: str, budget: int) -> Rendered:
