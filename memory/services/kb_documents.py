@@ -342,7 +342,9 @@ def kb_document_process(*, document_id: int) -> ProcessReport:
     )
     if not claimed:
         return ProcessReport(document_id, "skipped")
-    document = KBDocument.objects.get(pk=document_id)
+    document = KBDocument.objects.filter(pk=document_id).first()
+    if document is None:  # deleted just now
+        return ProcessReport(document_id, "skipped")
     content = KBSource.objects.filter(document_id=document_id).values_list("content", flat=True)
     raw = content.first()
     if raw is None:
