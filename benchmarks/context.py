@@ -174,6 +174,47 @@ def main() -> None:
         f"injected in {injected['recall']}, KB in {injected['kb']} of {args.samples})"
     )
 
+    # Where the time goes: each section's own service, CPU time of this process.
+    from memory.redline import redact
+    from memory.render import render_thread
+    from memory.services.context import _thread_turns
+    from memory.services.core import core_render
+    from memory.services.kb import kb_render
+    from memory.services.recall import RecallQuery, recall_render, recent_turns
+
+    turns = tuple(turn for _, turn in recent_turns(thread_id=thread.pk))
+    queries = [
+        RecallQuery(message=m, turns=turns, summary=thread.rolling_summary) for m in messages
+    ]
+
+    def thread_section(_: int) -> None:
+        render_thread(
+            summary=redact(thread.rolling_summary).text,
+            turns=_thread_turns(thread=thread, before_run_id=None),
+            budget=2000,
+            summary_cap=600,
+            recent_cap=1200,
+        )
+
+    sections = {
+        "core": lambda _: core_render(scope=scope, budget=300),
+        "thread": thread_section,
+        "kb": lambda i: kb_render(scope=scope, query=messages[i % len(messages)], budget=1500),
+        "recall": lambda i: recall_render(
+            scope=scope, query=queries[i % len(queries)], exclude_run_ids=set(), budget=600
+        ),
+    }
+    parts = []
+    for name, section in sections.items():
+        spent = []
+        for i in range(100):
+            cpu = time.process_time()
+            section(i)
+            spent.append((time.process_time() - cpu) * 1000)
+        s50, s95 = _setup.percentiles(spent)
+        parts.append(f"{name} p50={s50:.2f} p95={s95:.2f}")
+    print(f"  CPU by section (ms): {'; '.join(parts)}")
+
 
 if __name__ == "__main__":
     main()
