@@ -86,6 +86,7 @@ lint: venv
 bench: venv
 	$(PY) benchmarks/context.py
 	$(PY) benchmarks/jobs.py
+	$(PY) benchmarks/kb.py
 	$(PY) benchmarks/recall.py
 	$(PY) benchmarks/recall_storage.py
 	$(PY) benchmarks/recall_eval.py

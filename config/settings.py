@@ -256,6 +256,16 @@ try:
 except TermCalendarError as exc:
     raise ImproperlyConfigured(f"MEMORY_TERM_ENDS: {exc}") from exc
 
+# --- Knowledge base (L4) --------------------------------------------------------------------
+# The knowledge-base gate's threshold: a chunk is injected passively when it holds at least
+# this share of the question's evidence (coverage, in [0, 1]; memory/kb/gating.py).
+# Higher: fewer and surer injections.
+KB_GATE = env_float("KB_GATE", 0.25, minimum=0.0)
+# At most this many chunks are injected into a run.
+KB_TOP_K = env_int("KB_TOP_K", 3, minimum=1)
+# The largest upload (bytes); larger is a 413.
+KB_UPLOAD_MAX_BYTES = env_int("KB_UPLOAD_MAX_BYTES", 10 * 1024 * 1024, minimum=1024)
+
 # --- django-q2 -----------------------------------------------------------------------------
 # Read once at import (override_settings cannot change it): tests select sync mode with
 # Q_SYNC=1 in the environment, set by config/settings_test.py before this module loads.

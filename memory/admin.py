@@ -28,6 +28,8 @@ from agents.selectors import is_tenant_admin
 from memory.models import (
     CoreCandidate,
     CoreFact,
+    KBChunk,
+    KBDocument,
     MemoryAuditEvent,
     MemoryJob,
     MemoryOp,
@@ -45,6 +47,7 @@ from memory.selectors import (
     cost_totals_by,
 )
 from memory.services import facts, forget
+from memory.services.kb_documents import kb_document_delete
 from memory.services.legacy_import import ImportRejected, legacy_import, report_lines
 
 
@@ -304,6 +307,69 @@ class RecallEntryAdmin(ReadOnlyAdmin):
     search_fields = ["text", "owner__username"]
     exclude = ["terms"]
     text_short = truncated("text", description=_("摘录"), wide=True)
+
+
+# -- the knowledge base ----------------------------------------------------------------------
+@admin.action(description=_("删除所选文档（连同片段）"))
+def delete_kb_documents(
+    modeladmin: Any, request: HttpRequest, queryset: QuerySet[KBDocument]
+) -> None:
+    documents = list(queryset)
+    for document in documents:
+        kb_document_delete(document=document)
+    modeladmin.message_user(request, _("已删除 %(n)d 份文档。") % {"n": len(documents)})
+
+
+class KBChunkInline(admin.TabularInline):
+    model = KBChunk
+    fields = ["position", "heading_path", "tokens", "text"]
+    readonly_fields = ["position", "heading_path", "tokens", "text"]
+    extra = 0
+    show_change_link = True
+    can_delete = False
+    max_num = 0
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(KBDocument)
+class KBDocumentAdmin(ServiceOnlyAdmin):
+    """Documents with their status; a failed one shows why. Deleting goes through the
+    service (the index versions must move with the rows)."""
+
+    list_display = [
+        "title",
+        "agent",
+        "owner",
+        "visibility",
+        "status",
+        "error",
+        "kind",
+        "size_bytes",
+        "chunk_count",
+        "source_run",
+        "created_at",
+    ]
+    list_filter = ["status", "visibility", "kind", "agent__tenant", "agent"]
+    list_select_related = ["agent", "owner", "source_run"]
+    search_fields = ["title", "filename", "owner__username", "error"]
+    date_hierarchy = "created_at"
+    actions = [delete_kb_documents]
+    inlines = [KBChunkInline]
+    exclude = ["enqueued_at"]
+
+
+@admin.register(KBChunk)
+class KBChunkAdmin(ReadOnlyAdmin):
+    list_display = ["document", "position", "heading_path", "tokens", "text"]
+    list_filter = ["document__status", "agent__tenant", "agent"]
+    list_select_related = ["document"]
+    search_fields = ["text", "heading_path", "document__title"]
+    exclude = ["terms"]
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 # -- governance: the audit trail, jobs, tenant-wide forget, legacy import -----------------

@@ -312,6 +312,7 @@ class RedlineAudit(models.Model):
         SUMMARY = "summary", _("滚动摘要")
         RECALL = "recall", _("情景记忆条目")
         INJECTION = "injection", _("注入时复查")
+        KB = "kb", _("知识库片段")
 
     tenant = models.ForeignKey(
         "agents.Tenant", on_delete=models.CASCADE, related_name="+", verbose_name=_("租户")
@@ -591,3 +592,208 @@ class MemoryJob(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} #{self.pk} ({self.status})"
+
+
+# -- L4: the knowledge base -----------------------------------------------------------------
+class KBDocumentQuerySet(models.QuerySet["KBDocument"]):
+    def visible_to(self, *, tenant_id: int, agent_id: int, owner_id: int) -> KBDocumentQuerySet:
+        """The agent's shared documents and the owner's own private ones."""
+        return self.filter(tenant_id=tenant_id, agent_id=agent_id).filter(
+            models.Q(visibility=KBDocument.Visibility.AGENT) | models.Q(owner_id=owner_id)
+        )
+
+
+class KBDocument(models.Model):
+    """A knowledge-base document (L4): an upload, a pasted text or an archived artifact.
+
+    Created in ``processing`` with its raw content in :class:`KBSource`; the worker parses,
+    chunks and indexes it, then it is ``ready`` (its chunks searchable) or ``failed``
+    (``error`` says why, in Chinese, for the teacher).
+    """
+
+    class Visibility(models.TextChoices):
+        AGENT = "agent", _("本智能体的所有成员")
+        PRIVATE = "private", _("仅自己")
+
+    class Status(models.TextChoices):
+        PROCESSING = "processing", _("处理中")
+        READY = "ready", _("可用")
+        FAILED = "failed", _("失败")
+
+    class Kind(models.TextChoices):
+        TXT = "txt", _("纯文本")
+        MD = "md", _("Markdown 文本")
+        DOCX = "docx", _("Word 文档")
+        PDF = "pdf", _("PDF 文件")
+        TEXT = "text", _("粘贴的文本")
+        ARTIFACT = "artifact", _("归档的运行产物")
+
+    tenant = models.ForeignKey(
+        "agents.Tenant", on_delete=models.CASCADE, related_name="+", verbose_name=_("租户")
+    )
+    agent = models.ForeignKey(
+        "agents.Agent",
+        on_delete=models.CASCADE,
+        related_name="kb_documents",
+        verbose_name=_("智能体"),
+    )
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="kb_documents",
+        verbose_name=_("上传者"),
+    )
+    title = models.CharField(_("标题"), max_length=200)
+    visibility = models.CharField(
+        _("可见范围"), max_length=16, choices=Visibility.choices, default=Visibility.AGENT
+    )
+    status = models.CharField(
+        _("状态"), max_length=16, choices=Status.choices, default=Status.PROCESSING
+    )
+    error = models.CharField(_("失败原因"), max_length=300, blank=True)
+    kind = models.CharField(_("类型"), max_length=16, choices=Kind.choices)
+    filename = models.CharField(_("文件名"), max_length=255, blank=True)
+    encoding = models.CharField(_("文本编码"), max_length=32, blank=True)
+    # The archived run (artifact archiving): one document per run at most.
+    source_run = models.OneToOneField(
+        "agents.Run",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="kb_document",
+        verbose_name=_("来源运行"),
+    )
+    size_bytes = models.PositiveBigIntegerField(_("大小（字节）"), default=0)
+    char_count = models.PositiveIntegerField(_("字数"), default=0)
+    chunk_count = models.PositiveIntegerField(_("片段数"), default=0)
+    attempts = models.PositiveIntegerField(_("处理次数"), default=0)
+    # When the document's processing job was last enqueued (the sweeper's claim).
+    enqueued_at = models.DateTimeField(_("入队时间"), null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(_("上传时间"), default=timezone.now)
+    updated_at = models.DateTimeField(_("更新时间"), default=timezone.now)
+    processed_at = models.DateTimeField(_("处理完成时间"), null=True, blank=True)
+
+    objects = KBDocumentQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("知识库文档")
+        verbose_name_plural = _("知识库文档")
+        indexes = [
+            models.Index(fields=["tenant", "agent", "-created_at"], name="kbdoc_agent"),
+            models.Index(fields=["owner", "agent", "-created_at"], name="kbdoc_owner"),
+            models.Index(fields=["status", "enqueued_at"], name="kbdoc_status"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class KBSource(models.Model):
+    """The raw content of a document until the worker has parsed it (then deleted)."""
+
+    document = models.OneToOneField(
+        KBDocument,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="source",
+        verbose_name=_("文档"),
+    )
+    content = models.BinaryField(_("内容"))
+
+    class Meta:
+        verbose_name = _("待处理的原文件")
+        verbose_name_plural = _("待处理的原文件")
+
+    def __str__(self) -> str:
+        return f"source of document {self.document_id}"
+
+
+class KBChunk(models.Model):
+    """One searchable passage of a ready document: red-line redacted, with its terms.
+
+    ``index_owner`` says which in-memory index holds it: empty for a document shared with
+    the agent's members (one index per agent), the owner for a private one (one per
+    teacher and agent). ``terms`` is stored as recall stores an entry's.
+    """
+
+    document = models.ForeignKey(
+        KBDocument, on_delete=models.CASCADE, related_name="chunks", verbose_name=_("文档")
+    )
+    tenant = models.ForeignKey(
+        "agents.Tenant", on_delete=models.CASCADE, related_name="+", verbose_name=_("租户")
+    )
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.CASCADE, related_name="+", verbose_name=_("智能体")
+    )
+    index_owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("私有索引所属"),
+    )
+    position = models.PositiveIntegerField(_("序号"))
+    heading_path = models.CharField(_("标题路径"), max_length=500, blank=True)
+    text = models.TextField(_("内容"))
+    terms = models.TextField(_("检索词"), editable=False)
+    tokens = models.PositiveIntegerField(_("token 数"), default=0)
+
+    class Meta:
+        verbose_name = _("知识库片段")
+        verbose_name_plural = _("知识库片段")
+        constraints = [
+            models.UniqueConstraint(fields=["document", "position"], name="kbchunk_position"),
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "agent", "index_owner", "id"], name="kbchunk_index"),
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:40]
+
+
+class KBIndexState(models.Model):
+    """Version of one knowledge-base index, bumped in the transaction of every change.
+
+    As :class:`RecallScope` for recall: one indexed read tells a process whether its
+    in-memory index is current, which chunks to load (``max_chunk_id``) and whether any
+    were removed (``chunk_count``). ``owner`` is empty for the agent's shared index.
+    """
+
+    tenant = models.ForeignKey(
+        "agents.Tenant", on_delete=models.CASCADE, related_name="+", verbose_name=_("租户")
+    )
+    agent = models.ForeignKey(
+        "agents.Agent", on_delete=models.CASCADE, related_name="+", verbose_name=_("智能体")
+    )
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("教师"),
+    )
+    version = models.PositiveBigIntegerField(_("版本"), default=0)
+    chunk_count = models.IntegerField(_("片段数"), default=0)
+    max_chunk_id = models.BigIntegerField(_("最大片段编号"), default=0)
+
+    class Meta:
+        verbose_name = _("知识库索引版本")
+        verbose_name_plural = _("知识库索引版本")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "agent"],
+                condition=models.Q(owner__isnull=True),
+                name="kbindex_shared_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["tenant", "agent", "owner"],
+                condition=models.Q(owner__isnull=False),
+                name="kbindex_private_unique",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"kb index v{self.version} ({self.chunk_count} chunks)"

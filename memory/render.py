@@ -7,6 +7,7 @@ exceeds the budget it was granted, header and footer included.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from agents.tokens import count_tokens, truncate_tokens
@@ -190,43 +191,71 @@ class Item:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class Line:
+    """A rendered line of a list section: ``- <text>``, sanitised and cut to its cap;
+    ``tokens`` counts it with the line break before it."""
+
+    id: int
+    text: str
+    tokens: int
+    cut: bool = False
+
+
+def list_line(item: Item, *, item_cap: int | None = None) -> Line:
+    """One item as a list section shows it (its text sanitised, cut to ``item_cap``)."""
+    body = sanitize_history(item.text).strip()
+    cut = False
+    if item_cap is not None and count_tokens(body) > item_cap:
+        body = truncate_tokens(body, item_cap - 1) + ELLIPSIS
+        cut = True
+    line = f"- {body}"
+    return Line(id=item.id, text=line, tokens=count_tokens("\n" + line), cut=cut)
+
+
+def render_lines(*, header: str, footer: str, lines: Iterable[Line], budget: int) -> Rendered:
+    """Whole lines in priority order while they fit, between ``header`` and ``footer``."""
+    base = count_tokens(f"{header}\n{footer}")
+    if base >= budget:
+        return EMPTY
+    texts = [header]
+    ids: list[int] = []
+    truncated = False
+    used = base
+    for line in lines:
+        truncated |= line.cut
+        if used + line.tokens > budget:
+            truncated = True
+            continue
+        texts.append(line.text)
+        ids.append(line.id)
+        used += line.tokens
+    if not ids:
+        return Rendered(text="", tokens=0, truncated=True)
+    texts.append(footer)
+    text = "\n".join(texts)
+    tokens = count_tokens(text)
+    # The lines were counted one by one; the whole is counted once to be sure of it.
+    while tokens > budget and len(texts) > 2:
+        texts.pop(-2)
+        ids.pop()
+        truncated = True
+        text = "\n".join(texts)
+        tokens = count_tokens(text)
+    if len(texts) <= 2:
+        return Rendered(text="", tokens=0, truncated=True)
+    return Rendered(text=text, tokens=tokens, ids=tuple(ids), truncated=truncated)
+
+
 def render_list(
     *, header: str, footer: str, items: list[Item], budget: int, item_cap: int | None = None
 ) -> Rendered:
     """Whole items in priority order while they fit; each item's text is sanitised."""
-    if not items:
+    if not items or count_tokens(f"{header}\n{footer}") >= budget:
         return EMPTY
-    lines = [header]
-    ids: list[int] = []
-    truncated = False
-    base = count_tokens(f"{header}\n{footer}")
-    if base >= budget:
-        return EMPTY
-    used = base
-    for item in items:
-        body = sanitize_history(item.text).strip()
-        if item_cap is not None and count_tokens(body) > item_cap:
-            body = truncate_tokens(body, item_cap - 1) + ELLIPSIS
-            truncated = True
-        line = f"- {body}"
-        cost = count_tokens("\n" + line)
-        if used + cost > budget:
-            truncated = True
-            continue
-        lines.append(line)
-        ids.append(item.id)
-        used += cost
-    if not ids:
-        return Rendered(text="", tokens=0, truncated=True)
-    lines.append(footer)
-    text = "\n".join(lines)
-    tokens = count_tokens(text)
-    while tokens > budget and len(lines) > 2:
-        lines.pop(-2)
-        ids.pop()
-        truncated = True
-        text = "\n".join(lines)
-        tokens = count_tokens(text)
-    if len(lines) <= 2:
-        return Rendered(text="", tokens=0, truncated=True)
-    return Rendered(text=text, tokens=tokens, ids=tuple(ids), truncated=truncated)
+    return render_lines(
+        header=header,
+        footer=footer,
+        lines=[list_line(item, item_cap=item_cap) for item in items],
+        budget=budget,
+    )

@@ -3,7 +3,8 @@
 Getters (see ``agents.selectors`` for the contract): threads are their owner's alone;
 candidates and facts may be managed by their owner and by an administrator of their
 tenant (the API); the memory panel narrows that to one scope, the teacher's own, by
-passing ``scope``.
+passing ``scope``. Knowledge-base documents are readable by every member of their
+tenant when shared with the agent, by their owner alone when private.
 
 Cost totals: run cost and memory-operation cost, summed apart (design v2 §5) into one
 Decimal :class:`CostTotals`, for the thread API and the operators' admin alike.
@@ -31,7 +32,15 @@ from django.http import Http404
 
 from agents.models import Membership, Run
 from agents.selectors import User, actor_id, tenant_ids_for
-from memory.models import CoreCandidate, CoreFact, MemoryAuditEvent, MemoryJob, MemoryOp, Thread
+from memory.models import (
+    CoreCandidate,
+    CoreFact,
+    KBDocument,
+    MemoryAuditEvent,
+    MemoryJob,
+    MemoryOp,
+    Thread,
+)
 from memory.scope import Scope
 
 
@@ -119,6 +128,58 @@ def audit_events_administered(*, actor: User) -> QuerySet[MemoryAuditEvent]:
         user_id=actor_id(actor), role=Membership.Role.ADMIN
     ).values("tenant_id")
     return MemoryAuditEvent.objects.filter(tenant_id__in=admin_tenants)
+
+
+def kb_documents_readable(*, actor: User) -> QuerySet[KBDocument]:
+    """Knowledge-base documents the actor may read: in one of their tenants, shared with
+    the agent's members or their own (a colleague's private document is not there)."""
+    return KBDocument.objects.filter(tenant_id__in=tenant_ids_for(actor)).filter(
+        Q(visibility=KBDocument.Visibility.AGENT) | Q(owner_id=actor_id(actor))
+    )
+
+
+def kb_document_get(*, actor: User, document_id: int) -> KBDocument:
+    """A knowledge-base document the actor may read, or Http404."""
+    document = (
+        kb_documents_readable(actor=actor)
+        .filter(pk=document_id)
+        .select_related("owner", "agent")
+        .first()
+    )
+    if document is None:
+        raise Http404
+    return document
+
+
+def kb_documents_deletable(*, actor: User, documents: Collection[KBDocument]) -> set[int]:
+    """Which of ``documents`` the actor may delete (one query at most): their own, and
+    shared ones in a tenant they administer."""
+    me = actor_id(actor)
+    shared_elsewhere = {
+        d.tenant_id
+        for d in documents
+        if d.owner_id != me and d.visibility == KBDocument.Visibility.AGENT
+    }
+    administered = (
+        set(
+            Membership.objects.filter(
+                user_id=me, tenant_id__in=shared_elsewhere, role=Membership.Role.ADMIN
+            ).values_list("tenant_id", flat=True)
+        )
+        if shared_elsewhere
+        else set()
+    )
+    return {
+        d.pk
+        for d in documents
+        if d.owner_id == me
+        or (d.visibility == KBDocument.Visibility.AGENT and d.tenant_id in administered)
+    }
+
+
+def kb_document_may_delete(*, actor: User, document: KBDocument) -> bool:
+    """Its owner may delete a document; an administrator of its tenant a shared one too."""
+    return document.pk in kb_documents_deletable(actor=actor, documents=[document])
 
 
 # -- cost totals --------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 from memory.services.compression import thread_compress
 from memory.services.forget import memory_job_process
 from memory.services.jobs import after_run_process
+from memory.services.kb_documents import kb_document_process
 from memory.services.llm import MemoryDeferred
 
 
@@ -22,3 +23,7 @@ def compress_thread(thread_id: str) -> dict[str, object]:
 
 def governance_job(job_id: int) -> dict[str, object]:
     return memory_job_process(job_id=job_id).as_dict()
+
+
+def kb_process(document_id: int) -> dict[str, object]:
+    return kb_document_process(document_id=document_id).as_dict()

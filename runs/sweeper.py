@@ -26,6 +26,7 @@ class SweepReport:
     threads_reenqueued: int
     jobs_reenqueued: int
     facts_expired: int
+    kb_documents_reenqueued: int
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -51,7 +52,8 @@ def runs_fail_stale(*, now: datetime) -> int:
 def recovery_sweep(
     *, now: datetime | None = None, stale_after_seconds: int | None = None
 ) -> SweepReport:
-    """Fail abandoned runs, then re-enqueue unfinished memory work and lagging threads."""
+    """Fail abandoned runs, then re-enqueue unfinished memory work, lagging threads and
+    knowledge-base documents whose processing was lost."""
     now = now or timezone.now()
     failed = runs_fail_stale(now=now)
     memory = memory_sweep(now=now, stale_after_seconds=stale_after_seconds)
@@ -61,4 +63,5 @@ def recovery_sweep(
         threads_reenqueued=memory.threads_reenqueued,
         jobs_reenqueued=memory.jobs_reenqueued,
         facts_expired=memory.facts_expired,
+        kb_documents_reenqueued=memory.kb_documents_reenqueued,
     )

@@ -23,13 +23,13 @@ def main() -> None:
 
     django.setup()
     from memory.scope import Scope
-    from memory.services.recall import RecallQuery, _scope_index, recall_search
+    from memory.services.recall import _INDEXES, RecallQuery, recall_search
 
     for line in sys.stdin:
         request = json.loads(line)
         scope = Scope(request["tenant"], request["agent"], request["owner"])
         hits = recall_search(scope=scope, query=RecallQuery(message=request["q"]))
-        index = _scope_index(scope).index
+        index = _INDEXES.get(scope).index
         answer = {
             "hits": [hit.run_id for hit in hits],
             "index": sorted(index.doc_ids),

@@ -12,7 +12,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from agents.models import Membership, Run
-from memory.models import CoreCandidate, CoreFact, MemoryOp
+from memory.models import CoreCandidate, CoreFact, KBChunk, KBDocument, KBIndexState, MemoryOp
+from memory.services.kb_documents import kb_document_create
 from tests.factories import Teacher, candidates_via_job, fact_via_confirm, run_via_api
 
 pytestmark = pytest.mark.django_db
@@ -231,3 +232,39 @@ def test_another_school_admin_cannot_act(teacher: Teacher, outsider: Teacher) ->
     )
     assert flashed(response) == ["已确认 0 条，未能确认 1 条。"]
     assert not CoreFact.objects.exists()
+
+
+# -- the knowledge base ---------------------------------------------------------------------
+def test_kb_documents_and_chunks_are_browsable_and_failures_show_why(
+    teacher: Teacher, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        good = kb_document_create(
+            agent=teacher.agent,
+            owner_id=teacher.user.pk,
+            title="校规",
+            text="# 校规\n\n迟到三次记警告。",
+        )
+        bad = kb_document_create(
+            agent=teacher.agent,
+            owner_id=teacher.user.pk,
+            title="坏文件",
+            filename="坏.pdf",
+            data=b"%PDF-1.4 broken",
+        )
+    client = operator(teacher)
+    listing = client.get("/admin/memory/kbdocument/?status__exact=failed").content.decode()
+    assert "坏文件" in listing and "文件已损坏" in listing and "校规" not in listing
+    assert client.get(f"/admin/memory/kbdocument/{good.pk}/change/").status_code == 200
+    chunk = KBChunk.objects.get(document=good)
+    assert "迟到三次记警告" in client.get("/admin/memory/kbchunk/").content.decode()
+    assert client.get(f"/admin/memory/kbchunk/{chunk.pk}/change/").status_code == 200
+    version = KBIndexState.objects.get().version
+    response = client.post(
+        "/admin/memory/kbdocument/",
+        {"action": "delete_kb_documents", "_selected_action": [good.pk, bad.pk]},
+        follow=True,
+    )
+    assert "已删除 2 份文档。" in flashed(response)
+    assert not KBDocument.objects.exists() and not KBChunk.objects.exists()
+    assert KBIndexState.objects.get().version == version + 1  # through the service

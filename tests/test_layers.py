@@ -47,10 +47,6 @@ UPWARD_MODEL_REFERENCES = {
 LOCAL_IMPORTS = {
     # A pure module that works without Django (STYLE 5); settings choose the encoding.
     ("agents.tokens", "django.conf"),
-    # The knowledge base's search and rendering arrive with the kb branch (#13, built in
-    # parallel); until it is merged the names do not exist, and a top-level import would
-    # break the run engine's import. After the merge: move it to the top, drop this line.
-    ("runs.tools.kb", "memory.services.kb"),
     # AppConfig.ready: the signal receivers import models, not loadable at app import.
     ("memory.apps", "memory"),
 }

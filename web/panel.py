@@ -6,7 +6,7 @@ Plain HTML forms first: every action is a POST that redirects back to
 
 Views are thin (named ``*_view``, never after the service they call). Reads go through
 the access-checked getters of ``memory.selectors`` narrowed to the teacher's own scope;
-every write is one call to ``memory.services.facts`` with ``actor_id=_actor_id(request)``
+every write is one call to ``memory.services.facts`` with ``actor_id=actor_id(request)``
 (the only write path from a candidate to a fact; bulk confirm's order, cap and eviction
 are ``candidates_confirm_many``'s). An item outside the chosen agent's scope of the
 current teacher is a 404, whether it belongs to a colleague or to another school.
@@ -15,7 +15,6 @@ current teacher is a 404, whether it belongs to a colleague or to another school
 from __future__ import annotations
 
 from datetime import date
-from typing import cast
 
 from django.conf import settings
 from django.contrib import messages
@@ -42,34 +41,16 @@ from memory.services.core import (
     facts_expired_for_scope,
     facts_live_for_scope,
 )
+from web.forms import actor_id, agent_from, parse_id
 
 # A bulk form never carries more ids than a page can show; more is not a teacher.
 BULK_MAX = 200
 
 
 # -- helpers ------------------------------------------------------------------------------
-def _parse_id(value: str | None) -> int | None:
-    if value is None or not value.isascii() or not value.isdigit() or len(value) > 18:
-        return None
-    return int(value)
-
-
-def _agent(request: HttpRequest, raw_id: str | None) -> Agent:
-    """The agent named by the form or query (one of the teacher's), or Http404."""
-    agent_id = _parse_id(raw_id)
-    if agent_id is None:
-        raise Http404
-    return selectors.agent_get(actor=request.user, agent_id=agent_id)
-
-
-def _actor_id(request: HttpRequest) -> int:
-    """The acting teacher (every view is behind login_required)."""
-    return cast(int, request.user.pk)
-
-
 def _scope(request: HttpRequest, agent: Agent) -> Scope:
     """The panel is one's own memory: the teacher's scope with the chosen agent."""
-    return Scope.for_agent(agent, owner_id=_actor_id(request))
+    return Scope.for_agent(agent, owner_id=actor_id(request))
 
 
 def _back(agent: Agent) -> HttpResponseRedirect:
@@ -161,7 +142,7 @@ def memory_page(request: HttpRequest) -> HttpResponse:
     agents = list(selectors.agent_list(actor=request.user))
     raw = request.GET.get("agent")
     if raw is not None:
-        agent: Agent | None = _agent(request, raw)
+        agent: Agent | None = agent_from(request, raw)
     else:
         agent = agents[0] if agents else None
     context: dict[str, object] = {
@@ -195,7 +176,7 @@ def memory_page(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def candidate_confirm_view(request: HttpRequest, candidate_id: str) -> HttpResponse:
-    agent = _agent(request, request.POST.get("agent"))
+    agent = agent_from(request, request.POST.get("agent"))
     candidate = candidate_get(
         actor=request.user, candidate_id=int(candidate_id), scope=_scope(request, agent)
     )
@@ -203,7 +184,7 @@ def candidate_confirm_view(request: HttpRequest, candidate_id: str) -> HttpRespo
         text = _posted_text(request)
         result = facts.candidate_confirm(
             candidate=candidate,
-            actor_id=_actor_id(request),
+            actor_id=actor_id(request),
             text=text,
             valid_until=_posted_validity(request),
         )
@@ -227,12 +208,12 @@ def candidate_confirm_view(request: HttpRequest, candidate_id: str) -> HttpRespo
 @require_POST
 @login_required
 def candidate_reject_view(request: HttpRequest, candidate_id: str) -> HttpResponse:
-    agent = _agent(request, request.POST.get("agent"))
+    agent = agent_from(request, request.POST.get("agent"))
     candidate = candidate_get(
         actor=request.user, candidate_id=int(candidate_id), scope=_scope(request, agent)
     )
     try:
-        facts.candidate_reject(candidate=candidate, actor_id=_actor_id(request))
+        facts.candidate_reject(candidate=candidate, actor_id=actor_id(request))
     except PermissionError as exc:
         raise Http404 from exc
     messages.success(request, _("已删除候选记忆：「%(fact)s」") % {"fact": _short(candidate.fact)})
@@ -242,13 +223,13 @@ def candidate_reject_view(request: HttpRequest, candidate_id: str) -> HttpRespon
 @require_POST
 @login_required
 def candidates_bulk_view(request: HttpRequest) -> HttpResponse:
-    agent = _agent(request, request.POST.get("agent"))
+    agent = agent_from(request, request.POST.get("agent"))
     action = request.POST.get("action")
     if action not in {"confirm", "delete"}:
         messages.error(request, _("请选择要执行的批量操作。"))
         return _back(agent)
     raw_ids = request.POST.getlist("ids")
-    ids = [_parse_id(raw) for raw in raw_ids]
+    ids = [parse_id(raw) for raw in raw_ids]
     if not raw_ids:
         messages.warning(request, _("请先勾选要操作的候选记忆。"))
         return _back(agent)
@@ -261,12 +242,12 @@ def candidates_bulk_view(request: HttpRequest) -> HttpResponse:
         scope=_scope(request, agent),
     )
     if action == "delete":
-        rejected = facts.candidates_reject_many(candidates=found, actor_id=_actor_id(request))
+        rejected = facts.candidates_reject_many(candidates=found, actor_id=actor_id(request))
         if rejected.forbidden:
             raise Http404
         messages.success(request, _("已删除 %(n)d 条候选记忆。") % {"n": rejected.done})
         return _back(agent)
-    result = facts.candidates_confirm_many(candidates=found, actor_id=_actor_id(request))
+    result = facts.candidates_confirm_many(candidates=found, actor_id=actor_id(request))
     for refusal in result.refused:
         _flash_refusal(request, refusal)
     if result.confirmed:
@@ -279,13 +260,13 @@ def candidates_bulk_view(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def fact_update_view(request: HttpRequest, fact_id: str) -> HttpResponse:
-    agent = _agent(request, request.POST.get("agent"))
+    agent = agent_from(request, request.POST.get("agent"))
     fact = fact_get(actor=request.user, fact_id=int(fact_id), scope=_scope(request, agent))
     try:
         text = _posted_text(request)
         if text is None:
             raise facts.FactRejected(_("事实内容不能为空。"))
-        fact = facts.fact_update(fact=fact, actor_id=_actor_id(request), text=text)
+        fact = facts.fact_update(fact=fact, actor_id=actor_id(request), text=text)
     except facts.FactRejected as exc:
         messages.error(request, str(exc))
     except PermissionError as exc:
@@ -299,13 +280,13 @@ def fact_update_view(request: HttpRequest, fact_id: str) -> HttpResponse:
 @login_required
 def fact_renew_view(request: HttpRequest, fact_id: str) -> HttpResponse:
     """续期: a new validity for a fact (本学期 by default)."""
-    agent = _agent(request, request.POST.get("agent"))
+    agent = agent_from(request, request.POST.get("agent"))
     fact = fact_get(actor=request.user, fact_id=int(fact_id), scope=_scope(request, agent))
     try:
         validity = _posted_validity(request)
         fact = facts.fact_update(
             fact=fact,
-            actor_id=_actor_id(request),
+            actor_id=actor_id(request),
             valid_until=_term_end() if isinstance(validity, facts.Unset) else validity,
         )
     except facts.FactRejected as exc:
@@ -325,10 +306,10 @@ def fact_renew_view(request: HttpRequest, fact_id: str) -> HttpResponse:
 @require_POST
 @login_required
 def fact_delete_view(request: HttpRequest, fact_id: str) -> HttpResponse:
-    agent = _agent(request, request.POST.get("agent"))
+    agent = agent_from(request, request.POST.get("agent"))
     fact = fact_get(actor=request.user, fact_id=int(fact_id), scope=_scope(request, agent))
     try:
-        facts.fact_delete(fact=fact, actor_id=_actor_id(request))
+        facts.fact_delete(fact=fact, actor_id=actor_id(request))
     except PermissionError as exc:
         raise Http404 from exc
     messages.success(request, _("已删除记忆：「%(fact)s」") % {"fact": _short(fact.text)})

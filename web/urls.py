@@ -6,4 +6,5 @@ urlpatterns = [
     path("", include("web.chat")),
     path("", include("web.panel")),
     path("", include("web.language")),
+    path("", include("web.kb")),
 ]

@@ -45,3 +45,11 @@ class AgentOutput(serializers.ModelSerializer):
             "memory_notice",
             "archive_artifacts",
         ]
+
+
+class AgentPatchInput(serializers.Serializer):
+    archive_artifacts = serializers.BooleanField(
+        required=False,
+        help_text="Archive each completed run's output as the teacher's private "
+        "knowledge-base document (tenant administrators only).",
+    )

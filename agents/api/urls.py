@@ -6,4 +6,7 @@ from agents.api import views
 urlpatterns = [
     re_path(r"^auth/token/?$", views.TokenView.as_view(), name="api-token"),
     re_path(r"^agents/?$", views.AgentListView.as_view(), name="api-agents"),
+    re_path(
+        r"^agents/(?P<agent_id>\d{1,18})/?$", views.AgentDetailView.as_view(), name="api-agent"
+    ),
 ]

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from django.contrib.auth import authenticate
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents import selectors
-from agents.api.serializers import AgentOutput, TokenInput, TokenOutput
+from agents.api.serializers import AgentOutput, AgentPatchInput, TokenInput, TokenOutput
+from agents.services import AgentSettingsForbidden, agent_settings_update
 
 
 class TokenView(APIView):
@@ -43,3 +45,33 @@ class AgentListView(APIView):
     def get(self, request: Request) -> Response:
         agents = selectors.agent_list(actor=request.user)
         return Response(AgentOutput(agents, many=True).data)
+
+
+class AgentDetailView(APIView):
+    @extend_schema(responses={200: AgentOutput, 404: OpenApiResponse(description="Not found")})
+    def get(self, request: Request, agent_id: int) -> Response:
+        agent = selectors.agent_get(actor=request.user, agent_id=agent_id)
+        return Response(AgentOutput(agent).data)
+
+    @extend_schema(
+        request=AgentPatchInput,
+        responses={
+            200: AgentOutput,
+            400: OpenApiResponse(description="Bad field"),
+            403: OpenApiResponse(description="Not an administrator of the agent's school"),
+            404: OpenApiResponse(description="Not found"),
+        },
+    )
+    def patch(self, request: Request, agent_id: int) -> Response:
+        agent = selectors.agent_get(actor=request.user, agent_id=agent_id)
+        data = AgentPatchInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            agent = agent_settings_update(
+                agent=agent,
+                actor=request.user,
+                archive_artifacts=data.validated_data.get("archive_artifacts"),
+            )
+        except AgentSettingsForbidden as exc:
+            raise PermissionDenied(_("只有学校管理员可以修改智能体的设置。")) from exc
+        return Response(AgentOutput(agent).data)

@@ -1,6 +1,6 @@
 from django.urls import re_path
 
-from memory.api import core_views, governance_views, recall_views, views
+from memory.api import core_views, governance_views, kb_views, recall_views, views
 
 THREAD_ID = r"(?P<thread_id>th_[0-9a-f]{1,28})"
 
@@ -65,5 +65,20 @@ urlpatterns = [
         r"^agents/(?P<agent_id>\d{1,18})/recall/?$",
         recall_views.RecallSearchView.as_view(),
         name="api-recall",
+    ),
+    re_path(
+        r"^agents/(?P<agent_id>\d{1,18})/kb/documents/?$",
+        kb_views.AgentKBDocumentsView.as_view(),
+        name="api-kb-documents",
+    ),
+    re_path(
+        r"^agents/(?P<agent_id>\d{1,18})/kb/search/?$",
+        kb_views.AgentKBSearchView.as_view(),
+        name="api-kb-search",
+    ),
+    re_path(
+        r"^kb/documents/(?P<document_id>\d{1,18})/?$",
+        kb_views.KBDocumentDetailView.as_view(),
+        name="api-kb-document",
     ),
 ]

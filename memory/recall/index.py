@@ -421,6 +421,28 @@ class RecallIndex:
         self._norm_cache = (avgdl, self._n_slots, norms)
         return avgdl, norms
 
+    def holds(self, doc_ids: Sequence[int], terms: Sequence[str]) -> npt.NDArray[np.bool_]:
+        """Which of ``terms`` each entry holds: a ``len(doc_ids) x len(terms)`` matrix.
+
+        One binary search per term over the few entries asked about (the knowledge-base
+        gate's coverage of a query by its top hits); an unknown entry holds nothing.
+        """
+        out = np.zeros((len(doc_ids), len(terms)), dtype=np.bool_)
+        known = [(row, self._slot_of[d]) for row, d in enumerate(doc_ids) if d in self._slot_of]
+        if not known or not terms:
+            return out
+        rows = np.fromiter((row for row, _ in known), dtype=np.intp, count=len(known))
+        slots = np.fromiter((slot for _, slot in known), dtype=_SLOT, count=len(known))
+        for column, term in enumerate(terms):
+            tid = self._vocab.get(term)
+            if tid is None:
+                continue
+            for postings, _tfs in self._segments(tid):
+                pos = np.searchsorted(postings, slots)
+                np.minimum(pos, len(postings) - 1, out=pos)
+                out[rows[postings[pos] == slots], column] = True
+        return out
+
     def _segments(self, tid: int) -> list[tuple[IntArray, TfArray]]:
         """A term's postings: its CSR slice and its tail, each sorted by slot."""
         out: list[tuple[IntArray, TfArray]] = []

@@ -13,11 +13,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from django.conf import settings
-from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
-from django_q.tasks import async_task
 
 from agents.models import Run
 from memory import faults
@@ -25,6 +22,7 @@ from memory.services.archive import run_archive
 from memory.services.candidates import candidates_extract
 from memory.services.compression import thread_compress
 from memory.services.llm import MemoryDeferred
+from memory.services.queue import enqueue
 from memory.services.recall import recall_upsert
 
 logger = logging.getLogger(__name__)
@@ -34,37 +32,19 @@ TASK_COMPRESS_THREAD = "memory.tasks.compress_thread"
 TASK_GOVERNANCE = "memory.tasks.governance_job"
 
 
-def _enqueue(func: str, *args: object, name: str) -> None:
-    def send() -> None:
-        async_task(func, *args, task_name=name, group="memory")
-
-    if settings.Q_CLUSTER.get("sync"):
-        # Sync mode runs the task inline; run it after commit so that the job still
-        # never executes (or calls an LLM) inside the finishing transaction.
-        transaction.on_commit(send)
-    elif "orm" in settings.Q_CLUSTER:
-        # ORM broker: the queue row is part of the finishing transaction.
-        send()
-    else:
-        # Redis cannot join the transaction: push after commit. A failed push is logged,
-        # never raised into a request whose run has committed; the sweeper re-enqueues
-        # it (config/settings.py, Q_BROKER_URL, explains the window).
-        transaction.on_commit(send, robust=True)
-
-
 def after_run_enqueue(*, run_id: int) -> None:
     """Enqueue the memory job for a run. Call inside the run's finishing transaction."""
-    _enqueue(TASK_AFTER_RUN, run_id, name=f"after_run:{run_id}")
+    enqueue(TASK_AFTER_RUN, run_id, name=f"after_run:{run_id}")
 
 
 def compress_thread_enqueue(*, thread_id: str) -> None:
-    _enqueue(TASK_COMPRESS_THREAD, thread_id, name=f"compress:{thread_id}")
+    enqueue(TASK_COMPRESS_THREAD, thread_id, name=f"compress:{thread_id}")
 
 
 def governance_job_enqueue(*, job_id: int) -> None:
     """Enqueue a governance job (memory.services.forget). Call inside its creating
     transaction."""
-    _enqueue(TASK_GOVERNANCE, job_id, name=f"governance:{job_id}")
+    enqueue(TASK_GOVERNANCE, job_id, name=f"governance:{job_id}")
 
 
 @dataclass

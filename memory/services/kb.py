@@ -1,11 +1,325 @@
-"""Knowledge base (L4) retrieval: not built yet; its slot in the ledger exists."""
+"""Knowledge base (L4) retrieval: search, the gate, and the injected section.
+
+This module is the contract the read path (``kb_render``, passive injection) and the
+``kb_search`` function tool of the run engine use:
+
+* :func:`kb_search` finds the chunks a teacher may see, best first, each with the gate's
+  verdict;
+* :func:`kb_hits_render` turns hits into the ``[知识库检索结果]`` text: re-checked by the
+  red line, sanitised, inside the knowledge base's own untrusted boundary, within a
+  token budget;
+* :func:`kb_render` is passive injection: the gated hits of the teacher's message.
+
+Indexes (the recall machinery, ``memory.services.index_cache``): one in-memory BM25
+index per agent for the documents shared with the agent's members (``visibility=agent``)
+and one per teacher and agent for private documents. A search reads both and merges
+them; each index is checked against its :class:`~memory.models.KBIndexState` version row
+first, so every process answers as the database does, and the chunks found are fetched
+by id with their document still ``ready``: a deleted document's chunks are never
+returned, in any process, even by an index that has not caught up yet.
+
+The gate (:mod:`memory.kb.gating`): a chunk is injected when it holds at least
+``KB_GATE`` of the question's evidence (coverage), stands near the best match of its
+index and is among the first ``KB_TOP_K``; ``benchmarks/kb.py`` reports how often it
+passes for related and unrelated messages.
+"""
 
 from __future__ import annotations
 
-from memory.render import EMPTY, Rendered
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Q
+
+from memory import boundary
+from memory.kb.gating import RELATIVE_FLOOR, coverages, query_masses
+from memory.models import KBChunk, KBDocument, KBIndexState
+from memory.recall import build_query
+from memory.redline import redact
+from memory.render import EMPTY, Item, Line, Rendered, list_line, render_lines
 from memory.scope import Scope
+from memory.services.index_cache import IndexCache, IndexState, Loaded
+
+# Indexes a process keeps in memory (least recently used dropped first).
+CACHED_INDEXES = 64
+# Tokens of one injected chunk (a chunk holds at most 500; three fit the 1500 budget).
+EXCERPT_TOKENS = 450
+
+
+@dataclass(frozen=True, slots=True)
+class KBHit:
+    chunk_id: int
+    document_id: int
+    title: str
+    heading_path: str
+    text: str  # red-line redacted chunk text
+    score: float
+    passes_gate: bool
+
+
+@dataclass(frozen=True, slots=True)
+class IndexKey:
+    """One knowledge-base index: an agent's shared documents (``owner_id`` None) or one
+    teacher's private documents with that agent."""
+
+    tenant_id: int
+    agent_id: int
+    owner_id: int | None
+
+    @classmethod
+    def for_document(cls, document: KBDocument) -> IndexKey:
+        private = document.visibility == KBDocument.Visibility.PRIVATE
+        return cls(document.tenant_id, document.agent_id, document.owner_id if private else None)
+
+    @classmethod
+    def both(cls, scope: Scope) -> tuple[IndexKey, IndexKey]:
+        """What ``scope``'s teacher may search: the shared index, then their own."""
+        return (
+            cls(scope.tenant_id, scope.agent_id, None),
+            cls(scope.tenant_id, scope.agent_id, scope.owner_id),
+        )
+
+    def filter_kwargs(self) -> dict[str, int | None]:
+        return {"tenant_id": self.tenant_id, "agent_id": self.agent_id}
+
+    def state_filter(self) -> Q:
+        owner = Q(owner__isnull=True) if self.owner_id is None else Q(owner_id=self.owner_id)
+        return Q(tenant_id=self.tenant_id, agent_id=self.agent_id) & owner
+
+    def chunk_filter(self) -> Q:
+        owner = (
+            Q(index_owner__isnull=True)
+            if self.owner_id is None
+            else Q(index_owner_id=self.owner_id)
+        )
+        return Q(tenant_id=self.tenant_id, agent_id=self.agent_id) & owner
+
+
+def _state(key: IndexKey) -> IndexState:
+    return _states(key.tenant_id, key.agent_id, (key.owner_id,))[key.owner_id]
+
+
+def _states(
+    tenant_id: int, agent_id: int, owners: tuple[int | None, ...]
+) -> dict[int | None, IndexState]:
+    """The version rows of an agent's indexes, in one indexed query.
+
+    Plain SQL: this read precedes every search (the read path's included), and building
+    the equivalent ORM query costs more than running it.
+    """
+    table = KBIndexState._meta.db_table
+    private = [owner for owner in owners if owner is not None]
+    clauses = ["owner_id IS NULL"] if None in owners else []
+    if private:
+        clauses.append(f"owner_id IN ({', '.join(['%s'] * len(private))})")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT owner_id, id, version, chunk_count, max_chunk_id FROM {table} "
+            f"WHERE tenant_id = %s AND agent_id = %s AND ({' OR '.join(clauses)})",
+            [tenant_id, agent_id, *private],
+        )
+        found = {owner: IndexState(*state) for owner, *state in cursor.fetchall()}
+    return {owner: found.get(owner, IndexState()) for owner in owners}
+
+
+def _load(key: IndexKey, after_id: int) -> Loaded:
+    rows = (
+        KBChunk.objects.filter(key.chunk_filter(), pk__gt=after_id)
+        .order_by("pk")
+        .values_list("pk", "terms")
+    )
+    documents: list[tuple[int, Sequence[str]]] = []
+    last = after_id
+    for pk, stored in rows.iterator(chunk_size=5000):
+        documents.append((pk, stored.split()))
+        last = pk
+    return documents, last
+
+
+_INDEXES = IndexCache[IndexKey](capacity=CACHED_INDEXES, state=_state, load=_load)
+
+
+def kb_cache_clear() -> None:
+    _INDEXES.clear()
+    with _LINES_LOCK:
+        _LINES.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    chunk_id: int
+    raw: float
+    score: float  # the gate's coverage of the query
+    eligible: bool  # among its index's top KB_TOP_K and above its relative floor
+
+
+def _search_index(
+    key: IndexKey, state: IndexState, weights: dict[str, float], k: int
+) -> list[_Candidate]:
+    """The index's ``k`` best chunks by BM25, with their coverage of the query."""
+    cached = _INDEXES.get(key, state=state)
+    with cached.lock:
+        if not len(cached.index):
+            return []
+        hits = cached.index.search(weights, k=k)
+        if not hits:
+            return []
+        scores = coverages(
+            query_masses(weights, cached.index), cached.index, [hit.doc_id for hit in hits]
+        )
+    floor = RELATIVE_FLOOR * hits[0].raw
+    return [
+        _Candidate(
+            hit.doc_id,
+            float(hit.raw),
+            score,
+            rank < settings.KB_TOP_K and hit.raw >= floor,
+        )
+        for rank, (hit, score) in enumerate(zip(hits, scores, strict=True))
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class _ChunkRow:
+    document_id: int
+    title: str
+    heading_path: str
+    text: str
+
+
+def _chunk_rows(scope: Scope, chunk_ids: list[int]) -> dict[int, _ChunkRow]:
+    """The chunks among ``chunk_ids`` that ``scope``'s teacher may see, of ready documents.
+
+    Looked up by primary key, the scope, visibility and status checked on the few rows
+    returned; plain SQL for the reason given at :func:`_states`.
+    """
+    if not chunk_ids:
+        return {}
+    chunk = KBChunk._meta.db_table
+    document = KBDocument._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT c.id, c.document_id, d.title, c.heading_path, c.text, c.tenant_id, "
+            f"c.agent_id, c.index_owner_id, d.status FROM {chunk} c "
+            f"JOIN {document} d ON d.id = c.document_id "
+            f"WHERE c.id IN ({', '.join(['%s'] * len(chunk_ids))})",
+            chunk_ids,
+        )
+        rows = cursor.fetchall()
+    return {
+        pk: _ChunkRow(document_id, title, heading_path, text)
+        for pk, document_id, title, heading_path, text, tenant_id, agent_id, owner, status in rows
+        if tenant_id == scope.tenant_id
+        and agent_id == scope.agent_id
+        and owner in (None, scope.owner_id)
+        and status == KBDocument.Status.READY
+    }
+
+
+def kb_search(*, scope: Scope, query: str, limit: int = 5) -> list[KBHit]:
+    """The best chunks for ``query`` that ``scope.owner_id`` may see, best first.
+
+    Visibility: the agent's shared documents and the teacher's own private ones, never
+    a colleague's private document. ``score`` is the gate's coverage (the share of the
+    question's evidence the chunk holds, :mod:`memory.kb.gating`); ``passes_gate``
+    marks the (at most ``KB_TOP_K``) hits that passive injection would use.
+    """
+    weights = build_query(message=query)
+    if not weights or limit <= 0:
+        return []
+    k = max(limit, settings.KB_TOP_K)
+    keys = IndexKey.both(scope)
+    states = _states(scope.tenant_id, scope.agent_id, tuple(key.owner_id for key in keys))
+    candidates = [c for key in keys for c in _search_index(key, states[key.owner_id], weights, k)]
+    # Coverage is comparable between the two indexes (raw BM25 is not): merge on it,
+    # ties to the stronger match, then the older chunk.
+    candidates.sort(key=lambda c: (-c.score, -c.raw, c.chunk_id))
+    top = candidates[: limit + 2]  # a few spare for chunks deleted since the index was read
+    if not top:
+        return []
+    rows = _chunk_rows(scope, [c.chunk_id for c in top])
+    out: list[KBHit] = []
+    gated = 0
+    for candidate in top:
+        row = rows.get(candidate.chunk_id)
+        if row is None:  # deleted since the index was read, or not the scope's
+            continue
+        passes = (
+            candidate.eligible and candidate.score >= settings.KB_GATE and gated < settings.KB_TOP_K
+        )
+        gated += passes
+        out.append(
+            KBHit(
+                chunk_id=candidate.chunk_id,
+                document_id=row.document_id,
+                title=row.title,
+                heading_path=row.heading_path,
+                text=row.text,
+                score=round(candidate.score, 4),
+                passes_gate=passes,
+            )
+        )
+    return out[:limit]
+
+
+def kb_hit_line(hit: KBHit) -> str:
+    """How one hit reads in the injected text: source, headings, then the passage."""
+    source = f"《{hit.title}》"
+    if hit.heading_path:
+        source += f" {hit.heading_path}"
+    return f"{source}：{hit.text}"
+
+
+# Injected lines by chunk as rendered (red line re-checked, sanitised, cut to
+# EXCERPT_TOKENS). A chunk never changes once written (and a deleted one is never found
+# again), so each process renders a line once; the key holds the texts too, so a hit
+# built elsewhere with other text is rendered afresh.
+_LineKey = tuple[int, str, str, str]
+_LINES: OrderedDict[_LineKey, Line] = OrderedDict()
+_LINES_LOCK = threading.Lock()
+CACHED_LINES = 4096
+
+
+def _line(hit: KBHit) -> Line:
+    key = (hit.chunk_id, hit.title, hit.heading_path, hit.text)
+    with _LINES_LOCK:
+        cached = _LINES.get(key)
+        if cached is not None:
+            _LINES.move_to_end(key)
+            return cached
+    # Redacted when stored; re-checked like every injected memory (the rules may have
+    # grown since), the title and headings with it.
+    text = " ".join(redact(kb_hit_line(hit)).text.split())
+    line = list_line(Item(id=hit.chunk_id, text=text), item_cap=EXCERPT_TOKENS)
+    with _LINES_LOCK:
+        _LINES[key] = line
+        while len(_LINES) > CACHED_LINES:
+            _LINES.popitem(last=False)
+    return line
+
+
+def kb_hits_render(*, hits: Sequence[KBHit], budget: int) -> Rendered:
+    """The hits as injected text: sanitised, inside the KB's untrusted boundary, within
+    ``budget`` tokens (whole hits in the given order while they fit; ``ids`` are the
+    chunk ids shown)."""
+    if budget <= 0 or not hits:
+        return EMPTY
+    return render_lines(
+        header=boundary.KB_HEADER,
+        footer=boundary.KB_FOOTER,
+        lines=[_line(hit) for hit in hits],
+        budget=budget,
+    )
 
 
 def kb_render(*, scope: Scope, query: str, budget: int) -> Rendered:
-    """The ``[知识库检索结果]`` section: empty until a knowledge base exists."""
-    return EMPTY
+    """The ``[知识库检索结果]`` section: the gated hits of ``kb_search`` (nothing when
+    nothing in the knowledge base is relevant)."""
+    if budget <= 0:
+        return EMPTY
+    hits = [hit for hit in kb_search(scope=scope, query=query) if hit.passes_gate]
+    return kb_hits_render(hits=hits, budget=budget)

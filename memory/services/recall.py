@@ -26,10 +26,9 @@ same for ``?thread_id=``, and ``benchmarks/recall_eval.py`` measures that query.
 
 from __future__ import annotations
 
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -44,7 +43,6 @@ from memory.recall import (
     TERMS_VERSION,
     ConversationTurn,
     Hit,
-    RecallIndex,
     build_query,
     entry_text,
     gate,
@@ -54,6 +52,7 @@ from memory.redline import redact
 from memory.render import EMPTY, Item, Rendered, render_list
 from memory.scope import Scope
 from memory.services.audit import redline_audit_record
+from memory.services.index_cache import IndexCache, IndexState, Loaded
 from memory.services.threads import thread_of_scope
 
 # Tokens of one recalled excerpt in the [相关历史] section.
@@ -218,89 +217,40 @@ def recall_entries_delete(*, run_ids: Collection[int]) -> int:
 
 
 # -- the per-process index cache ----------------------------------------------------------
-@dataclass
-class _ScopeIndex:
-    index: RecallIndex
-    version: int
-    max_entry_id: int
-    epoch: int
-    lock: threading.Lock = field(default_factory=threading.Lock)
+def _state(scope: Scope) -> IndexState:
+    row = (
+        RecallScope.objects.filter(**scope.filter_kwargs())
+        .values_list("pk", "version", "entry_count", "max_entry_id", "epoch")
+        .first()
+    )
+    return IndexState(*row) if row else IndexState()
 
 
-_CACHE: OrderedDict[Scope, _ScopeIndex] = OrderedDict()
-_CACHE_LOCK = threading.Lock()
-
-
-def _load(scope: Scope, *, after_entry_id: int = 0) -> tuple[list[tuple[int, list[str]]], int]:
+def _load(scope: Scope, after_id: int) -> Loaded:
     rows = (
-        RecallEntry.objects.filter(**scope.filter_kwargs(), pk__gt=after_entry_id)
+        RecallEntry.objects.filter(**scope.filter_kwargs(), pk__gt=after_id)
         .order_by("pk")
         .values_list("pk", "run_id", "terms", "text")
     )
-    documents: list[tuple[int, list[str]]] = []
-    last = after_entry_id
+    documents: list[tuple[int, Sequence[str]]] = []
+    last = after_id
     for pk, run_id, stored, text in rows.iterator(chunk_size=5000):
         documents.append((run_id, _entry_terms(stored, text)))
         last = pk
     return documents, last
 
 
-def _scope_index(scope: Scope) -> _ScopeIndex:
-    """This process's index of ``scope``, brought up to date with one indexed read."""
-    state = (
-        RecallScope.objects.filter(**scope.filter_kwargs())
-        .values_list("version", "entry_count", "max_entry_id", "epoch")
-        .first()
-    ) or (0, 0, 0, 0)
-    version, entry_count, _max_id, epoch = state
-    with _CACHE_LOCK:
-        cached = _CACHE.get(scope)
-        if cached is not None:
-            _CACHE.move_to_end(scope)
-    if cached is not None and cached.version == version:
-        return cached
-    if cached is not None:
-        with cached.lock:
-            # New entries (an entry rewritten for the same run, as "forget" does, replaces
-            # the old one: add is an upsert by run id).
-            documents, last = _load(scope, after_entry_id=cached.max_entry_id)
-            for doc_id, doc_terms in documents:
-                cached.index.add(doc_id, doc_terms)
-            cached.max_entry_id = last
-            if cached.epoch != epoch:
-                # Entries were removed: drop those no longer in the database (one read of
-                # the scope's run ids, far cheaper than reloading every entry's terms).
-                present = set(
-                    RecallEntry.objects.filter(**scope.filter_kwargs()).values_list(
-                        "run_id", flat=True
-                    )
-                )
-                for doc_id in cached.index.doc_ids:
-                    if doc_id not in present:
-                        cached.index.remove(doc_id)
-                cached.epoch = epoch
-            cached.version = version
-            if len(cached.index) == entry_count:
-                return cached
-        # The count disagrees (the version row drifted from the rows): rebuild below.
-    documents, last = _load(scope)
-    fresh = _ScopeIndex(
-        index=RecallIndex.from_documents(documents),
-        version=version,
-        max_entry_id=last,
-        epoch=epoch,
-    )
-    with _CACHE_LOCK:
-        _CACHE[scope] = fresh
-        _CACHE.move_to_end(scope)
-        while len(_CACHE) > CACHED_SCOPES:
-            _CACHE.popitem(last=False)
-    return fresh
+def _present(scope: Scope) -> set[int]:
+    """The run ids of the scope's live entries (after a removal: one read of ids, far
+    cheaper than reloading every entry's terms)."""
+    return set(RecallEntry.objects.filter(**scope.filter_kwargs()).values_list("run_id", flat=True))
+
+
+_INDEXES = IndexCache[Scope](capacity=CACHED_SCOPES, state=_state, load=_load, present=_present)
 
 
 def recall_cache_clear() -> None:
-    with _CACHE_LOCK:
-        _CACHE.clear()
+    _INDEXES.clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,7 +315,7 @@ def recall_search(
     weights = query.weights()
     if not weights:
         return []
-    cached = _scope_index(scope)
+    cached = _INDEXES.get(scope)
     with cached.lock:
         if not len(cached.index):
             return []

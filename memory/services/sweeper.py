@@ -28,6 +28,7 @@ from memory.services.jobs import (
     compress_thread_enqueue,
     governance_job_enqueue,
 )
+from memory.services.kb_documents import kb_documents_sweep
 
 # Threads examined for a lagging cursor per sweep, most recently active first.
 THREAD_SCAN_LIMIT = 500
@@ -40,6 +41,7 @@ class MemorySweepReport:
     threads_reenqueued: int
     jobs_reenqueued: int = 0
     facts_expired: int = 0
+    kb_documents_reenqueued: int = 0
 
 
 def _claimed(
@@ -156,8 +158,9 @@ def facts_expire_record(*, now: datetime | None = None) -> int:
 def memory_sweep(
     *, now: datetime | None = None, stale_after_seconds: int | None = None
 ) -> MemorySweepReport:
-    """Re-enqueue unfinished memory work of finished runs, lagging threads and governance
-    jobs; record the facts that expired."""
+    """Re-enqueue unfinished memory work of finished runs, lagging threads, governance
+    jobs and knowledge-base documents still processing after ``stale_after``; record the
+    facts that expired."""
     now = now or timezone.now()
     stale_after = timedelta(
         seconds=settings.MEMORY_JOB_STALE_AFTER_SECONDS
@@ -168,9 +171,11 @@ def memory_sweep(
     threads = _reenqueue_threads(now=now, stale_after=stale_after)
     jobs = _reenqueue_jobs(now=now, stale_after=stale_after)
     expired = facts_expire_record(now=now)
+    documents = kb_documents_sweep(now=now, stale_after=stale_after)
     return MemorySweepReport(
         runs_reenqueued=runs,
         threads_reenqueued=threads,
         jobs_reenqueued=jobs,
         facts_expired=expired,
+        kb_documents_reenqueued=documents,
     )

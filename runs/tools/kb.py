@@ -14,6 +14,7 @@ from typing import Any, Final
 from django.utils.translation import gettext as _
 
 from agents.tokens import count_tokens
+from memory.services.kb import kb_hits_render, kb_search
 from runs.tools.base import Tool, ToolContext, ToolRejected, ToolResult
 
 KB_SEARCH_NAME: Final = "kb_search"
@@ -45,12 +46,6 @@ def _kb_search(context: ToolContext, arguments: dict[str, Any]) -> ToolResult:
     query = " ".join(str(arguments["query"]).split())
     if not query:
         raise ToolRejected(_("检索词不能为空。"))
-    # memory.services.kb gains kb_search and kb_hits_render with the knowledge-base
-    # branch (#13, built in parallel). Imported at call time so that the run engine
-    # imports and works before that branch is merged (until then the missing names are
-    # a tool error the model reads). After the merge: a plain import at the top.
-    from memory.services.kb import kb_hits_render, kb_search  # type: ignore[attr-defined]
-
     hits = [
         hit
         for hit in kb_search(scope=context.scope, query=query, limit=KB_SEARCH_LIMIT)

@@ -238,6 +238,7 @@ def test_restart_with_pending_work_on_fifty_threads(school: Teacher, tmp_path: P
         "threads_reenqueued": 0,
         "jobs_reenqueued": 0,
         "facts_expired": 0,
+        "kb_documents_reenqueued": 0,
     }
     assert queue_size() == 150
 

@@ -83,7 +83,7 @@ def reachable(start: list[str]) -> set[str]:
 def test_automatic_code_cannot_reach_the_confirm_path() -> None:
     modules = reachable(AUTOMATIC_ENTRY_POINTS)
     assert "memory.services.candidates" in modules  # the walk does see the job's steps
-    assert "memory.services.kb" in modules  # ... and the tools' (kb_search's lazy import)
+    assert "memory.services.kb" in modules  # ... and the tools' (kb_search)
     assert "memory.services.forget" in modules  # and the governance jobs
     assert set(FACT_CREATORS).isdisjoint(modules)
 

@@ -14,14 +14,20 @@ from django.test.utils import CaptureQueriesContext
 from memory.models import CoreCandidate, Thread
 from memory.scope import Scope
 from memory.services.context import context_assemble
+from memory.services.kb import kb_cache_clear
+from memory.services.kb_documents import kb_document_create
 from memory.services.recall import recall_cache_clear
 from tests.factories import Teacher, fact_via_confirm, run_via_api
 
 pytestmark = pytest.mark.django_db
 
 # core: facts + touching last_used_at; thread: recent turns; recall: the scope's version
-# row, loading new entries into the process's index, the hits' rows. KB is not built.
-CONTEXT_ASSEMBLE_QUERIES = 6
+# row, loading new entries into the process's index, the hits' rows; KB: the version rows
+# of the agent's shared index and the teacher's private one (one query; loading and the
+# hits' rows only when a knowledge base exists: KB_QUERIES_WITH_DOCUMENTS).
+CONTEXT_ASSEMBLE_QUERIES = 7
+# The version rows, loading the shared and the private index (cold process), the hits.
+KB_QUERIES_WITH_DOCUMENTS = 4
 # token auth, the thread (with its run count), run sums, memory-op sums.
 THREAD_DETAIL_QUERIES = 4
 
@@ -39,6 +45,7 @@ def grow(teacher: Teacher, thread_id: str, *, runs: int) -> None:
 def assemble_queries(thread_id: str) -> int:
     thread = Thread.objects.get(pk=thread_id)
     recall_cache_clear()  # a cold process: the recall index is loaded too
+    kb_cache_clear()
     with CaptureQueriesContext(connection) as ctx:
         context_assemble(
             scope=Scope.of(thread),
@@ -92,3 +99,21 @@ def test_thread_detail_queries_are_bounded_and_flat(teacher: Teacher) -> None:
     small = queries()
     grow(teacher, thread_id, runs=8)
     assert small == queries() <= THREAD_DETAIL_QUERIES
+
+
+def test_the_knowledge_base_adds_a_fixed_number_of_queries(
+    teacher: Teacher, django_capture_on_commit_callbacks: Any
+) -> None:
+    thread_id = str(run_via_api(teacher, "出一份数据结构试卷", memory_job=True)["thread_id"])
+    without = assemble_queries(thread_id)
+    for i in range(3):
+        with django_capture_on_commit_callbacks(execute=True):
+            kb_document_create(
+                agent=teacher.agent,
+                owner_id=teacher.user.pk,
+                title=f"数学资料{i}",
+                text=f"# 数学试卷\n\n人教版八年级数学试卷第{i}套，含答案。",
+                visibility="private" if i == 2 else "agent",
+            )
+    with_kb = assemble_queries(thread_id)
+    assert with_kb - without <= KB_QUERIES_WITH_DOCUMENTS - 1

@@ -50,6 +50,7 @@ def test_a_stale_run_is_failed_once_and_a_fresh_one_is_left_alone(
         "threads_reenqueued": 0,
         "jobs_reenqueued": 0,
         "facts_expired": 0,
+        "kb_documents_reenqueued": 0,
     }
 
 
