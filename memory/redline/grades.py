@@ -28,6 +28,7 @@ from memory.redline.base import (
     ahead,
     back,
     en,
+    fast_compile,
     latin_variants,
     sentence_windows,
     words,
@@ -38,7 +39,7 @@ from memory.redline.persons import subject_of
 _SUBJECTS: Final = (
     "语文|数学|英语|物理|化学|生物|历史|地理|政治|道德与法治|道法|科学|信息技术|体育|音乐|美术"
 )
-_ACADEMIC_RE: Final = re.compile(
+_ACADEMIC_RE: Final = fast_compile(
     _SUBJECTS + r"|绩点|总分|期中|期末|月考|周考|周测|模拟考|[一二三]模|中考|高考|会考|学考|考试"
     r"|测验|测试|单元测|小测|随堂测|听写|默写|作文|成绩|分数|考核|竞赛|名次|排名|[0-9]分|考|卷"
     r"|[主副]科|[0-9一两三四五六七八九几]门|等级|等第|评定|报告|补考|挂科|及格|口语|实验"
@@ -63,7 +64,7 @@ _NOT_RANK_TAIL: Final = (
 _Item = tuple[re.Pattern[str], str, bool, bool]
 _ITEMS: Final[tuple[_Item, ...]] = (
     (
-        re.compile(
+        fast_compile(
             r"[0-9](?<![0-9.][0-9])[0-9]*(?:\.[0-9]+)?\s*多?\s*(?:分(?![钟之析别成为组类配享布解子母段"
             r"开期批层工散支针秒米贝饱熟制辨裂化流队校区院部店行担寸])|"
             + en("point", "points", "pts", "marks")
@@ -74,7 +75,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         True,
     ),
     (
-        re.compile(
+        fast_compile(
             rf"(?:得分|分数|成绩|总分|绩点|{en('score', 'scored', 'scores', 'gpa')})"
             r"\s*(?:是|为|:|of|is|was|only|只有)?\s*"
             r"[0-9]+(?:\.[0-9]+)?(?![0-9.]|\s*(?:分|%|人|名|题|道|个|门|次|年|月|日|号|页|课|章|节"
@@ -85,7 +86,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         True,
     ),
     (
-        re.compile(
+        fast_compile(
             r"(?:语文|数学|英语|物理|化学|生物|历史|地理|政治|道法|科学)\s*:?\s*[0-9]{1,3}"
             r"(?:\.[0-9])?(?![0-9.]|\s*(?:年|班|届|题|道|页|课|章|节|单元|册|版|分|个|次|人|%|级"
             r"|小时|天|周|号|期|讲|套|张|份|遍|篇|本|上|下))"
@@ -95,13 +96,13 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         True,
     ),
     (
-        re.compile(r"[0-9](?<![0-9./][0-9])[0-9]{0,2}(?:\.[0-9]+)?\s*/\s*[0-9]{2,3}(?![0-9/])"),
+        fast_compile(r"[0-9](?<![0-9./][0-9])[0-9]{0,2}(?:\.[0-9]+)?\s*/\s*[0-9]{2,3}(?![0-9/])"),
         "fraction",
         True,
         True,
     ),
     (
-        re.compile(
+        fast_compile(
             r"(?:等级|评级|等第|成绩|得了|拿了|考了|得到|评为|获评|获得|是|"
             + en("grade", "graded", "grades", "got", "get", "an", "a")
             + r")\s*个?"
@@ -113,7 +114,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     ),
     (
         # A bare number or numeral right after an exam word: 月考87, 期中112, 测验七十三.
-        re.compile(
+        fast_compile(
             r"(?:月考|期中|期末|测验|小测|周测|周考|模拟考|[一二三]模|单元测试|考试|卷子|听写|默写|quiz"
             r"|test|midterm|final)(?:总分|成绩|数学|语文|英语|物理|化学|[^0-9,:;。!?]{0,4}?)"
             r"(?:考了个?|得了|只有|才|是|为|拿了)?\s*"
@@ -127,7 +128,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     ),
     (
         # Approximate numerals by their tail: 九十出头, 八十来分, 三百名以后, 二十名上下.
-        re.compile(
+        fast_compile(
             rf"(?:{_CN_NUM}|[0-9])+\s*(?:出头|来分|多分|几分|分左右|多|几)?\s*"
             r"(?:出头|来分|分左右|左右|上下|开外|名以后|名开外|名以内|名上下|以内|以后|名开外)"
         ),
@@ -139,7 +140,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         # Other approximate and Chinese numerals: 刚过一百, 将近满分, 前五十, 才考了六十多,
         # 总分一百二十多. Every branch starts with one of its anchors, so it is matched at
         # the anchors only (_MATCH_AT_ANCHOR).
-        re.compile(
+        fast_compile(
             rf"刚过\s*(?:{_CN_NUM}+|[0-9]+)|(?:将近|接近|差点)满分"
             r"|(?:考了?|拿了?|得了?|测|考试|测验|听写|默写)\s*满分(?![作卷答范标试题0-9])"
             rf"|(?:年级|班级|班里|全班)前\s*(?:{_CN_NUM}+|[0-9]+)\s*名?(?![0-9]){_NOT_RANK_TAIL}"
@@ -153,13 +154,13 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         True,
     ),
     (
-        re.compile(rf"{_CN_NUM}{{2,5}}多?\s*分(?![钟之])"),
+        fast_compile(rf"{_CN_NUM}{{2,5}}多?\s*分(?![钟之])"),
         "approx_score",
         True,
         True,
     ),
     (
-        re.compile(
+        fast_compile(
             rf"(?:排名|名次)\s*(?:是|为|:)?\s*(?:倒数)?\s*(?:第\s*)?{_NUM}(?:\s*名)?{_NOT_RANK_TAIL}"
             + rf"|{en('rank', 'ranked')}\s*(?:#|[Nn]o\.?\s*)?[0-9]+"
         ),
@@ -168,7 +169,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         False,
     ),
     (
-        re.compile(
+        fast_compile(
             r"(?:年级|班级|班上|班里|全班|全校|全年级|级部|全区|全市|全县|全省)\s*(?:排名|排)?\s*"
             rf"(?:倒数)?\s*第\s*{_NUM}(?:\s*名)?{_NOT_RANK_TAIL}"
         ),
@@ -177,7 +178,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         False,
     ),
     (
-        re.compile(
+        fast_compile(
             rf"倒数\s*第\s*{_NUM}(?:\s*名|{_NOT_RANK_TAIL})|第\s*{_NUM}\s*名|倒数几名|名次|排名"
         ),
         "rank_plain",
@@ -186,7 +187,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     ),
     (
         # Pass and fail, slang included; strong words carry their own context.
-        re.compile(
+        fast_compile(
             r"不及格|没及格|没有及格|刚及格|刚刚及格|勉强及格|及格边缘|挂科|挂了|挂掉|挂[了掉]?[一两三四几0-9]门"
             r"|补考|重修|红灯|不合格|没过关|没过|没通过|没达标|不达标|考砸|考崩|考糊|考炸|考得?稀烂"
             r"|一塌糊涂|考得?[^,。!?;]{0,3}?(?:很差|太差|真差|差劲|差多了|不理想|很好|不错|挺好|很棒|糟糕)"
@@ -201,7 +202,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     ),
     (
         # Qualitative results and standing.
-        re.compile(
+        fast_compile(
             r"全优|全A|优秀|良好|(?:得了|拿了|评了|评为|被评为|是|都是|等级是|等级为|等第是)个?[优良中差]"
             r"(?![秀好等点势质美异])|合格|中下游|中上游|下游|吊车尾|垫底|数一数二|学霸|学渣|最差|倒数"
             r"|成绩(?:很|太|特别|非常|挺|比较|一直|还)?(?:差|好|一般|不好|不错|优异|拔尖|平平)"
@@ -213,7 +214,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     ),
     (
         # Progress and decline over time.
-        re.compile(
+        fast_compile(
             r"进步|退步|提高了|提高到|提到|下滑|下降|往后退|往前挪|往前|往后|往下掉|掉到|掉了|升到|滑到"
             r"|比上次[^,。!?;]{0,6}?(?:少|多|高|低|差|好)|少了[^,。!?;]{0,4}分|多了[^,。!?;]{0,4}分"
             r"|(?<![A-Za-z])(?:improved|dropped|declined)(?![A-Za-z])"
@@ -223,7 +224,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         False,
     ),
     (
-        re.compile(
+        fast_compile(
             r"成绩单|成绩表|成绩条|分数条|分数单|成绩册|成绩报告单?|素质报告[册单]|报告册|成绩记录"
             r"|各科成绩|考试成绩|综合素质评价|排名表|排名榜|report card|transcript"
         ),
@@ -285,7 +286,7 @@ _ANCHORS: Final = Anchors(
 
 # A score right after these describes the paper, not a result: 满分100分, 每小题3分, 占10分
 # (but 考了满分100分 is a result).
-_SPEC_PREFIX_RE: Final = re.compile(
+_SPEC_PREFIX_RE: Final = fast_compile(
     r"(?:(?<!考了)(?<!得了)(?<!拿了)(?<!考到)(?<![考得拿])满分|总分值|分值|优秀线|及格线|分数线"
     r"|每(?:个?小题|小问|道题?|题|空|问|个|项|处|格|一题|一问|部分|篇|步)"
     r"|本题|该题|此题|这题|本大题|本小题|这道题|小题|大题|压轴题"
@@ -294,22 +295,22 @@ _SPEC_PREFIX_RE: Final = re.compile(
     r"(?:的)?(?:总分|满分)?\s*(?:为|是|:|有|了|约|达)?\s*$"
 )
 # The trigger describes the paper, a rubric or a plan, not a result.
-_SPEC_CONTEXT_RE: Final = re.compile(
+_SPEC_CONTEXT_RE: Final = fast_compile(
     r"评分|标准|细则|分为|分成|档|等级评价|满分|每题|每小题|每空|分值|出一份|出一套|出题|试卷[^,。]{0,6}"
     r"(?:分|题)|设计|模板|评价量表|及格线|优秀线|定为|公布|查卷|签字|名单|通知|统计|分布|人数"
 )
-_RESULT_RE: Final = re.compile(
+_RESULT_RE: Final = fast_compile(
     r"考了|考到|考得|考出|得了|得到|拿了|拿到|获得|得分|分数是|分数为|成绩是|成绩为|成绩:|只有"
     r"|排名|排在|名列|位列|只考|才考|仅考|" + en("scored", "got", "received", "earned", "ranked")
 )
-_TEMPLATE_AFTER_RE: Final = re.compile(r"^.{0,4}?(?:模板|模版|格式|样式|样板|表头|设计|制作|怎么)")
+_TEMPLATE_AFTER_RE: Final = fast_compile(r"^.{0,4}?(?:模板|模版|格式|样式|样板|表头|设计|制作|怎么)")
 # A rank in a competition or a sports event is not an academic result (unless an exam or
 # a subject is named too): 绘画比赛第一名, 一百米第三名.
-_COMPETITION_RE: Final = re.compile(
+_COMPETITION_RE: Final = fast_compile(
     r"比赛|大赛|运动会|体育节|艺术节|演讲|朗诵|歌唱|歌咏|合唱|绘画|书法|舞蹈|[0-9一二三四五六七八九十百千]+米"
     r"|跳远|跳高|长跑|短跑|游泳|球赛|象棋|围棋|" + en("race", "match", "tournament", "contest")
 )
-_EXAM_RE: Final = re.compile(
+_EXAM_RE: Final = fast_compile(
     r"语文|数学|英语|物理|化学|生物|历史|地理|政治|道法|科学"
     + r"|期中|期末|月考|周测|考试|测验|模拟考|[一二三]模|中考|高考|成绩|分数|"
     + en("exam", "test", "quiz", "midterm", "final", "math", "maths", "english", "physics")

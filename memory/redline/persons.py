@@ -32,7 +32,7 @@ from typing import Final
 
 import rjieba
 
-from memory.redline.base import Doc, words
+from memory.redline.base import Doc, fast_compile, words
 
 __all__ = ["GROUP_RE", "PersonRef", "Subject", "persons", "segment", "subject_of"]
 
@@ -99,21 +99,21 @@ _EN_COMMON: Final = frozenset(
         " report card hospital doctor asthma adhd covid assistant user system"
     )
 )
-_LATIN_NAME_RE: Final = re.compile(r"(?<![A-Za-z])[A-Z][a-z]{1,12}(?![A-Za-z])")
+_LATIN_NAME_RE: Final = fast_compile(r"(?<![A-Za-z])[A-Z][a-z]{1,12}(?![A-Za-z])")
 
-_PRONOUN_RE: Final = re.compile(
+_PRONOUN_RE: Final = fast_compile(
     r"(?<![其吉])他(?![们人乡国日处者])|她(?!们)|(?<![A-Za-z])TA(?![A-Za-z])"
     r"|(?<![A-Za-z])(?:[Hh]e|[Ss]he|[Hh]is|[Hh]er|[Hh]im)(?![A-Za-z])"
 )
 # "帮我查一下…" is the teacher asking, not owning what follows.
-_SELF_RE: Final = re.compile(
+_SELF_RE: Final = fast_compile(
     r"(?<![帮给为替让请和跟与])我(?![国校市省区县们班院系部])|(?<![A-Za-z])(?:I|[Mm]y|me)(?![A-Za-z])"
 )
 _KIN: Final = (
     "孩子|娃|闺女|儿子|女儿|小子|那小子|丫头|宝贝|老大|老二|老三|外甥女?|侄子|侄女|孙子|孙女"
     "|外孙女?"
 )
-_ROLE_RE: Final = re.compile(
+_ROLE_RE: Final = fast_compile(
     rf"(?:我|俺|咱)(?:们)?家(?:的)?(?:{_KIN})|(?:我|俺|咱)的?(?:{_KIN})"
     rf"|(?:这|那|该|此)(?:个|位|名)?[{_CJK}]{{0,4}}?"
     r"(?:学生|同学|孩子|男生|女生|男孩|女孩|小朋友|转学生|插班生|新生|娃|丫头|小子)"
@@ -123,17 +123,17 @@ _ROLE_RE: Final = re.compile(
     r"|转学生|插班生"
 )
 # Bare 孩子/学生 in a parent's or teacher's remark usually means one child, but weakly.
-_WEAK_RE: Final = re.compile(r"孩子|学生|宝宝|小孩|儿童|老师|student|kid|child", re.IGNORECASE)
-_SEAT_RE: Final = re.compile(
+_WEAK_RE: Final = fast_compile(r"孩子|学生|宝宝|小孩|儿童|老师|student|kid|child", re.IGNORECASE)
+_SEAT_RE: Final = fast_compile(
     r"(?:学号\s*)?[0-9]{1,2}\s*号(?:同学|学生|男生|女生|小朋友)"
     r"|学号\s*[0-9]{1,3}(?:的)?(?:同学|学生)?"
     rf"|(?:(?<![{_CJK}0-9])|(?<=班里)|(?<=班上)|(?<=组))[0-9]{{1,2}}\s*号"
     r"(?![楼线床门房馆车路口单码位栋层下上晚前之以开截交放考到~-])"
 )
-_BRACKET_RE: Final = re.compile(rf"[(（]([{_CJK}]{{2,4}}|[A-Z][a-z]{{1,12}})[)）]")
+_BRACKET_RE: Final = fast_compile(rf"[(（]([{_CJK}]{{2,4}}|[A-Z][a-z]{{1,12}})[)）]")
 # An unknown word heading a clause right before 对: 佘明远对芒果过敏.
-_X_DUI_RE: Final = re.compile(rf"(?:^|(?<=[,:;\s]))([{_CJK}]{{2,4}}?)对")
-_NICK_RE: Final = re.compile(rf"(?:小|阿)[{_CJK}]|([{_CJK}])\1")
+_X_DUI_RE: Final = fast_compile(rf"(?:^|(?<=[,:;\s]))([{_CJK}]{{2,4}}?)对")
+_NICK_RE: Final = fast_compile(rf"(?:小|阿)[{_CJK}]|([{_CJK}])\1")
 _NICK_TAGS: Final = frozenset({"nr", "nrfg", "nrt", "nz", "z", "n"})
 _NICK_STOP: Final = frozenset(
     words(
@@ -142,7 +142,7 @@ _NICK_STOP: Final = frozenset(
     )
 )
 # A school-life anchor that makes a dictionary name (王小明, 孙悦) a real pupil.
-_SCHOOL_LIFE_RE: Final = re.compile(
+_SCHOOL_LIFE_RE: Final = fast_compile(
     r"这次|上次|这学期|本学期|上学期|期中|期末|月考|周测|最近|昨天|今天|明天|上周|下周|同学|班里"
     r"|班上|我家|家长|老师|考了|住院|请假"
 )
@@ -151,25 +151,25 @@ _SCHOOL_LIFE_RE: Final = re.compile(
 # Generic subjects
 # --------------------------------------------------------------------------------------
 
-_FICTION_RE: Final = re.compile(
+_FICTION_RE: Final = fast_compile(
     r"《|课文|文中|小说|主人公|主角|作者|诗人|诗中|名著|人物形象|故事|情节|剧中|电影|童话|寓言"
     r"|传记|原文|这首诗|这篇文章|书中|书里|作品|角色|成语|典故"
 )
-_HYPOTHETICAL_RE: Final = re.compile(
+_HYPOTHETICAL_RE: Final = fast_compile(
     r"如果|假如|假设|万一|要是|若是|倘若|一旦|希望|争取|目标|力争|防止|避免|预防|以免|怎么办"
     r"|如何|怎样|会不会|能不能|是否|为什么|不想|不要|不会|免受|害怕|怕|担心"
     r"|(?<![A-Za-z])(?:if|whether)(?![A-Za-z])"
 )
 # The nearest subject is an animal or a thing: 小狗发烧了, 它生病了.
-_NONHUMAN_RE: Final = re.compile(
+_NONHUMAN_RE: Final = fast_compile(
     r"(?<![对吃把给喂和跟])(?:它|它们|狗|猫|宠物|小狗|小猫|狗狗|猫咪|鱼|鸟|兔子|仓鼠|乌龟|花(?![生粉椒])"
     r"|植物|树)(?:[^,;。!?]{0,4})$"
 )
-_EXAM_ITEM_RE: Final = re.compile(
+_EXAM_ITEM_RE: Final = fast_compile(
     r"患者|病人|病例|病患|某人|某患者|某同学|某学生|某生|某位|[甲乙丙丁](?:同学|某|学生)"
     r"|(?<![A-Za-z])(?:a patient|the patient|patients)(?![A-Za-z])"
 )
-GROUP_RE: Final = re.compile(
+GROUP_RE: Final = fast_compile(
     r"全班|全年级|全校|全体|大家|同学们|学生们|孩子们|各位|所有|每个|每位|每一位|有的|有些"
     r"|部分|多数|少数|一些|这届|整体|平均|人数|及格率|优秀率|合格率|升学率|近视率|肥胖率|[0-9]+人"
     r"|[一二三四五六七八九十几]+个?人|我们班|我班|本班|[0-9一二三四五六七八九十]+班(?![长主])"
@@ -178,15 +178,15 @@ GROUP_RE: Final = re.compile(
 )
 # A bare 学生/孩子 that is a group or the object of the teacher's action is nobody in
 # particular: 每个学生, 大部分学生, 给学生出题, 让孩子复习.
-_GOVERNED_RE: Final = re.compile(
+_GOVERNED_RE: Final = fast_compile(
     r"(?:给|为|让|帮|替|教|对|向|带|带领|要求|指导|辅导|请|叫|组织|安排|鼓励|提醒|通知|告诉|督促"
     r"|全体|所有|每个|每位|每一个|各位|多数|部分|很多|一些|有些|有的|哪些|适合|面向|针对|大部分"
     r"|这届|我校|本校|全校|全班|初中|高中|小学|中学)的?$"
 )
 # A rate or a count right after the trigger: 近视率, 不及格人数.
-_STATISTIC_AFTER_RE: Final = re.compile(r"\s*(?:率|人数|比例|的人数|的比例|的学生人数)")
+_STATISTIC_AFTER_RE: Final = fast_compile(r"\s*(?:率|人数|比例|的人数|的比例|的学生人数)")
 # A relative clause addressed to a group: 有哮喘的同学…, 不及格的同学请…
-_RELATIVE_RE: Final = re.compile(
+_RELATIVE_RE: Final = fast_compile(
     r"的(?:同学|学生|孩子|人|小朋友|家长|老师|学员)(?!的|家长|名字|在|是[^的]{0,6}的)"
 )
 
@@ -250,7 +250,7 @@ def _given_name(word: str, tag: str) -> bool:
 
 # Time and exam words that the segmenter glues to a following name (月考张三 → 月/考张/三):
 # the rest of the clause is segmented again on its own.
-_LEAD_RE: Final = re.compile(
+_LEAD_RE: Final = fast_compile(
     r"(?:这次|上次|本次|这回|上回|这学期|上学期|本学期|今天|昨天|最近|期中|期末|月考|周测|周考|模拟考"
     r"|[一二三]模|考试|测验|听写|默写)+"
 )
