@@ -337,24 +337,30 @@ class GradeRecogniser:
     category = Category.GRADE
 
     def find(self, doc: Doc) -> list[Candidate]:
+        text = doc.text
         out: list[Candidate] = []
-        anchored = _ANCHORS.positions(doc.text)
-        for pattern, kind, _, _ in _ITEMS:
+        anchored = _ANCHORS.positions(text)
+        for pattern, kind, _, spec_sensitive in _ITEMS:
             if kind not in _ANCHORED:
-                out += [Candidate(m.start(), m.end(), kind) for m in pattern.finditer(doc.text)]
-                continue
-            positions = anchored.get(kind)
-            if not positions:
-                continue
-            if kind in _MATCH_AT_ANCHOR:
-                for pos in sorted(set(positions)):
-                    m = pattern.match(doc.text, pos)
-                    if m is not None:
-                        out.append(Candidate(m.start(), m.end(), kind))
-                continue
-            for lo, hi in sentence_windows(doc, positions):
-                for m in pattern.finditer(doc.text, lo, hi):
-                    out.append(Candidate(m.start(), m.end(), kind))
+                matches = list(pattern.finditer(text))
+            elif kind in _MATCH_AT_ANCHOR:
+                at = (pattern.match(text, pos) for pos in sorted(set(anchored.get(kind, ()))))
+                matches = [m for m in at if m is not None]
+            else:
+                matches = [
+                    m
+                    for lo, hi in sentence_windows(doc, anchored.get(kind, []))
+                    for m in pattern.finditer(text, lo, hi)
+                ]
+            for m in matches:
+                start = m.start()
+                # The cheapest veto, before any object is made: the number describes the
+                # paper (满分100分, 每题3分). Most numbers of an exam request end here.
+                if spec_sensitive and _SPEC_PREFIX_RE.search(
+                    text, max(doc.sentence(start)[0], start - 8), start
+                ):
+                    continue
+                out.append(Candidate(start, m.end(), kind))
         return out
 
     def validate(self, doc: Doc, candidate: Candidate) -> bool:
@@ -375,11 +381,8 @@ class GradeRecogniser:
             lo, hi = doc.clause_span(start, end) if score >= THRESHOLD else (start, end)
             return Finding(Category.GRADE, lo, hi, score, reasons, trigger)
 
-        needs_context, spec_sensitive = _FLAGS[kind]
+        needs_context, _ = _FLAGS[kind]
         lo, hi = doc.sentence(start)
-        # The cheapest veto first: the number describes the paper (满分100分, 每题3分).
-        if spec_sensitive and _SPEC_PREFIX_RE.search(text, max(lo, start - 8), start):
-            return finding(0.1, "describes the paper (满分, 每题, 本题 …)")
         if needs_context and not _ACADEMIC_RE.search(
             text, back(text, start, lo, 16), ahead(text, end, hi, 16)
         ):
