@@ -128,11 +128,15 @@ class Doc:
             self._digits = compute(self.text)
         return self._digits
 
-    def sentence(self, pos: int) -> tuple[int, int]:
-        """[start, end) of the sentence holding ``pos`` (delimiters excluded)."""
+    def sentence_delims(self) -> list[int]:
+        """The offsets of the sentence delimiters, in order (computed once)."""
         if self._sentences is None:
             self._sentences = [m.start() for m in _SENTENCE_DELIM_RE.finditer(self.text)]
-        return _bounds(self._sentences, pos, len(self.text))
+        return self._sentences
+
+    def sentence(self, pos: int) -> tuple[int, int]:
+        """[start, end) of the sentence holding ``pos`` (delimiters excluded)."""
+        return _bounds(self.sentence_delims(), pos, len(self.text))
 
     def clause(self, pos: int) -> tuple[int, int]:
         """[start, end) of the clause holding ``pos``.
@@ -405,14 +409,27 @@ class Anchors:
 
 
 def sentence_windows(doc: Doc, positions: list[int]) -> list[tuple[int, int]]:
-    """The sentences holding ``positions``, merged, in order."""
-    windows: list[tuple[int, int]] = []
-    for pos in sorted(positions):
-        if windows and pos < windows[-1][1]:
-            continue
-        lo, hi = doc.sentence(pos)
-        if windows and lo <= windows[-1][1]:
-            windows[-1] = (windows[-1][0], max(hi, windows[-1][1]))
-        else:
-            windows.append((lo, hi))
-    return windows
+    """The sentences holding ``positions``, in order (each once)."""
+    delims = doc.sentence_delims()
+    length = len(doc.text)
+    last = len(delims)
+    return [
+        (delims[k - 1] + 1 if k else 0, delims[k] if k < last else length)
+        for k in sorted({bisect_right(delims, pos) for pos in positions})
+    ]
+
+
+def anchored_matches(
+    doc: Doc, pattern: re.Pattern[str], positions: list[int] | None
+) -> list[re.Match[str]]:
+    """The matches of ``pattern`` in the sentences holding ``positions`` (its anchors).
+
+    (Measured on teacher texts: a scan per anchored sentence beats one scan of the whole
+    text even when most sentences hold an anchor.)
+    """
+    if not positions:
+        return []
+    text = doc.text
+    return [
+        m for lo, hi in sentence_windows(doc, positions) for m in pattern.finditer(text, lo, hi)
+    ]

@@ -26,11 +26,11 @@ from memory.redline.base import (
     Doc,
     Finding,
     ahead,
+    anchored_matches,
     back,
     en,
     fast_compile,
     latin_variants,
-    sentence_windows,
     words,
 )
 from memory.redline.persons import GROUP_RE as _GROUP_RE
@@ -303,7 +303,9 @@ _RESULT_RE: Final = fast_compile(
     r"考了|考到|考得|考出|得了|得到|拿了|拿到|获得|得分|分数是|分数为|成绩是|成绩为|成绩:|只有"
     r"|排名|排在|名列|位列|只考|才考|仅考|" + en("scored", "got", "received", "earned", "ranked")
 )
-_TEMPLATE_AFTER_RE: Final = fast_compile(r"^.{0,4}?(?:模板|模版|格式|样式|样板|表头|设计|制作|怎么)")
+_TEMPLATE_AFTER_RE: Final = fast_compile(
+    r"^.{0,4}?(?:模板|模版|格式|样式|样板|表头|设计|制作|怎么)"
+)
 # A rank in a competition or a sports event is not an academic result (unless an exam or
 # a subject is named too): 绘画比赛第一名, 一百米第三名.
 _COMPETITION_RE: Final = fast_compile(
@@ -347,11 +349,7 @@ class GradeRecogniser:
                 at = (pattern.match(text, pos) for pos in sorted(set(anchored.get(kind, ()))))
                 matches = [m for m in at if m is not None]
             else:
-                matches = [
-                    m
-                    for lo, hi in sentence_windows(doc, anchored.get(kind, []))
-                    for m in pattern.finditer(text, lo, hi)
-                ]
+                matches = anchored_matches(doc, pattern, anchored.get(kind))
             for m in matches:
                 start = m.start()
                 # The cheapest veto, before any object is made: the number describes the

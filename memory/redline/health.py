@@ -36,11 +36,11 @@ from memory.redline.base import (
     Category,
     Doc,
     Finding,
+    anchored_matches,
     back,
     en,
     fast_compile,
     latin_variants,
-    sentence_windows,
     words,
 )
 from memory.redline.persons import segment, subject_of
@@ -233,8 +233,10 @@ class HealthRecogniser:
         out = [Candidate(s, e, "term") for _, s, e in _terms().find_matches_as_indexes(text)]
         out += [Candidate(m.start(), m.end(), "head") for m in _HEAD_RE.finditer(text)]
         anchored = _CUE_ANCHORS.positions(text)
-        for lo, hi in sentence_windows(doc, anchored.get("cue", [])):
-            out += [Candidate(m.start(), m.end(), "cue") for m in _CUE_RE.finditer(text, lo, hi)]
+        out += [
+            Candidate(m.start(), m.end(), "cue")
+            for m in anchored_matches(doc, _CUE_RE, anchored.get("cue"))
+        ]
         if _ANY_LATIN_RE.search(text):
             out += [Candidate(m.start(), m.end(), "term") for m in _latin_term_re().finditer(text)]
         return out
