@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Final, Protocol
 
-from ahocorasick_rs import AhoCorasick
+from ahocorasick_rs import AhoCorasick, Implementation
 
 if TYPE_CHECKING:
     from memory.redline.persons import PersonRef
@@ -385,24 +385,30 @@ class Anchors:
 
     Every match of a pattern contains at least one of its anchor literals, so running
     the pattern only over the sentences that hold one of them finds the same matches as
-    running it over the whole text, at a fraction of the cost on long texts.
-    (ahocorasick-rs: a Rust automaton, character offsets, overlapping matches.)
+    running it over the whole text, at a fraction of the cost on long texts. Literals are
+    matched on the lower-cased text (Latin ones in any case). (ahocorasick-rs: a Rust
+    automaton, character offsets, overlapping matches.)
     """
 
     def __init__(self, table: dict[str, tuple[str, ...]]) -> None:
         self.keys = tuple(table)
-        literals = sorted({lit for lits in table.values() for lit in lits})
+        literals = sorted({lit.lower() for lits in table.values() for lit in lits})
         index = {lit: i for i, lit in enumerate(literals)}
-        self._keys: list[list[str]] = [[] for _ in literals]
+        keys: list[list[str]] = [[] for _ in literals]
         for key, lits in table.items():
-            for lit in set(lits):
-                self._keys[index[lit]].append(key)
-        self._automaton = AhoCorasick(literals)
+            for lit in {lit.lower() for lit in lits}:
+                keys[index[lit]].append(key)
+        self._keys = tuple(tuple(k) for k in keys)
+        self._automaton = AhoCorasick(literals, implementation=Implementation.DFA)
 
-    def positions(self, text: str) -> dict[str, list[int]]:
-        """For each key, the start offsets of its anchors in ``text``."""
+    def positions(self, text: str) -> dict[str, list[int]] | None:
+        """For each key, the start offsets of its anchors in ``text`` (None: a character
+        lower-cases to two, so offsets would not match; scan everything)."""
+        folded = text.lower()
+        if len(folded) != len(text):
+            return None
         found: dict[str, list[int]] = {}
-        for literal, start, _ in self._automaton.find_matches_as_indexes(text, overlapping=True):
+        for literal, start, _ in self._automaton.find_matches_as_indexes(folded, overlapping=True):
             for key in self._keys[literal]:
                 found.setdefault(key, []).append(start)
         return found
@@ -433,3 +439,19 @@ def anchored_matches(
     return [
         m for lo, hi in sentence_windows(doc, positions) for m in pattern.finditer(text, lo, hi)
     ]
+
+
+# --------------------------------------------------------------------------------------
+# Precise anchors
+# --------------------------------------------------------------------------------------
+
+# Whitespace a view can hold where a pattern says \s (other spaces fold to " " or "\n").
+VIEW_SPACES: Final = " \t\n\x0b\x0c\x1c\x1d\x1e\x1f\u1680"
+DIGITS: Final = "0123456789"
+CN_NUMERALS: Final = "零一二三四五六七八九十百两〇"
+
+
+def followed_by(prefixes: tuple[str, ...] | list[str], chars: str) -> tuple[str, ...]:
+    """Every prefix followed by each of ``chars``: a precise anchor for "prefix + number"
+    (才 alone is everywhere in Chinese; 才6 and 才六 are not)."""
+    return tuple(p + c for p in prefixes for c in chars)

@@ -19,7 +19,10 @@ import re
 from typing import Final
 
 from memory.redline.base import (
+    CN_NUMERALS,
+    DIGITS,
     THRESHOLD,
+    VIEW_SPACES,
     Anchors,
     Candidate,
     Category,
@@ -30,7 +33,7 @@ from memory.redline.base import (
     back,
     en,
     fast_compile,
-    latin_variants,
+    followed_by,
     words,
 )
 from memory.redline.persons import GROUP_RE as _GROUP_RE
@@ -235,53 +238,64 @@ _ITEMS: Final[tuple[_Item, ...]] = (
 )
 
 _SUBJECT_WORDS: Final = tuple(_SUBJECTS.split("|"))
-_CN_DIGITS: Final = tuple("零一二三四五六七八九十百两〇")
-# Literals every match of a pattern contains (see memory.redline.base.Anchors). Patterns
-# without an entry start with a literal or a small class and scan the whole text faster
-# than the anchors would.
-_ANCHORS: Final = Anchors(
-    {
-        "score_word": ("得分", "分数", "成绩", "总分", "绩点", *latin_variants("score", "gpa")),
-        "letter": tuple("ABCDEF"),
-        "bare_number": (
-            *("月考", "期中", "期末", "测验", "小测", "周测", "周考", "模拟考", "一模", "二模"),
-            *("三模", "单元测试", "考试", "卷子", "听写", "默写"),
-            *latin_variants("quiz", "test", "midterm", "final"),
+_NUMBER_START: Final = DIGITS + CN_NUMERALS + VIEW_SPACES
+# Literals every match of a kind contains (a test checks it on generated matches of every
+# pattern): the sentences holding none are never scanned (see SentenceGate). Latin
+# literals match in any case. ``letter`` (A-F after a verb as short as 是 or "a") has no
+# useful literal and scans the whole text.
+GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
+    "score": (
+        *followed_by(tuple(DIGITS), "分多" + VIEW_SPACES),
+        *("point", "pts", "marks"),
+    ),
+    "score_word": ("得分", "分数", "成绩", "总分", "绩点", "score", "gpa"),
+    "score_subject": followed_by(
+        ("语文", "数学", "英语", "物理", "化学", "生物", "历史", "地理", "政治", "道法", "科学"),
+        DIGITS + ":" + VIEW_SPACES,
+    ),
+    "fraction": followed_by(tuple(DIGITS), "/" + VIEW_SPACES),
+    "bare_number": (
+        *("月考", "期中", "期末", "测验", "小测", "周测", "周考", "模拟考", "一模", "二模"),
+        *("三模", "单元测试", "考试", "卷子", "听写", "默写", "quiz", "test", "midterm", "final"),
+    ),
+    "approx_tail": ("出头", "来分", "左右", "上下", "开外", "以后", "以内"),
+    "approx": (
+        "刚过",
+        "满分",
+        *followed_by(("前",), _NUMBER_START),
+        *followed_by(
+            ("考了", "只考", "才考", "考到", "只有", "才", "得了", "才得", "拿了"), _NUMBER_START
         ),
-        "approx_tail": ("出头", "来分", "左右", "上下", "开外", "以后", "以内"),
-        "approx": (
-            *(
-                "刚过",
-                "将近",
-                "接近",
-                "差点",
-                "考",
-                "拿",
-                "得",
-                "测",
-                "听写",
-                "默写",
-                "年级",
-                "班级",
-            ),
-            *("班里", "全班", "前", "只考", "才考", "只有", "才", "总分", "分数", "成绩"),
-            *("数学", "语文", "英语", "物理", "化学", "生物", "历史", "地理"),
+        *followed_by(
+            ("总分", "分数", "成绩", "数学", "语文", "英语", "物理", "化学", "生物", "历史"),
+            CN_NUMERALS + VIEW_SPACES,
         ),
-        "rank_word": ("排名", "名次", *latin_variants("rank", "ranked")),
-        "pass_fail": (
-            *("及格", "挂", "补考", "重修", "红灯", "合格", "没过", "没通过", "达标", "考", "糊涂"),
-            *latin_variants("failed", "fails", "flunked", "passed", "average", "ranked"),
-        ),
-        "qualitative": (
-            *("优", "良", "中", "差", "合格", "游", "吊车尾", "垫底", "数一数二", "学霸", "学渣"),
-            *("倒数", "成绩", "一般", "全A"),
-        ),
-        "progress": (
-            *("进步", "退步", "提高", "提到", "下滑", "下降", "往", "掉", "升到", "滑到", "比上次"),
-            *("少了", "多了", *latin_variants("improved", "dropped", "declined")),
-        ),
-    }
-)
+        *followed_by(("地理",), CN_NUMERALS + VIEW_SPACES),
+    ),
+    "approx_score": followed_by(tuple(CN_NUMERALS), "分多" + VIEW_SPACES),
+    "rank_word": ("排名", "名次", "rank"),
+    "rank_scope": followed_by(("第",), _NUMBER_START),
+    "rank_plain": (*followed_by(("第",), _NUMBER_START), "倒数", "名次", "排名"),
+    "pass_fail": (
+        *("及格", "挂科", "挂了", "挂掉", *followed_by(("挂",), "一两三四几" + DIGITS)),
+        *("补考", "重修", "红灯", "合格", "没过", "没通过", "达标", "考砸", "考崩", "考糊"),
+        *("考炸", "稀烂", "糊涂", "很差", "太差", "真差", "差劲", "差多了", "不理想", "很好"),
+        *("不错", "挺好", "很棒", "糟糕"),
+        *followed_by(("考",), "差好烂得的很太真特非挺"),
+        *("failed", "fails", "flunked", "passed", "average", "ranked"),
+    ),
+    "qualitative": (
+        *("全优", "全a", "优秀", "良好", "合格", "下游", "吊车尾", "垫底", "数一数二", "学霸"),
+        *("学渣", "最差", "倒数", "成绩", "得一般"),
+        *followed_by(("了", "为", "是"), "优良中差个"),
+    ),
+    "progress": (
+        *("进步", "退步", "提高", "提到", "下滑", "下降", "往后", "往前", "往下", "掉到", "掉了"),
+        *("升到", "滑到", "比上次", "少了", "多了", "improved", "dropped", "declined"),
+    ),
+    "transcript": ("成绩", "分数", "报告", "综合素质", "排名", "report card", "transcript"),
+}
+_ANCHORS: Final = Anchors(GATE_LITERALS)
 
 
 # A score right after these describes the paper, not a result: 满分100分, 每小题3分, 占10分
@@ -343,13 +357,10 @@ class GradeRecogniser:
         out: list[Candidate] = []
         anchored = _ANCHORS.positions(text)
         for pattern, kind, _, spec_sensitive in _ITEMS:
-            if kind not in _ANCHORED:
-                matches = list(pattern.finditer(text))
-            elif kind in _MATCH_AT_ANCHOR:
-                at = (pattern.match(text, pos) for pos in sorted(set(anchored.get(kind, ()))))
-                matches = [m for m in at if m is not None]
-            else:
+            if anchored is not None and kind in GATE_LITERALS:
                 matches = anchored_matches(doc, pattern, anchored.get(kind))
+            else:
+                matches = list(pattern.finditer(text))
             for m in matches:
                 start = m.start()
                 # The cheapest veto, before any object is made: the number describes the
@@ -419,9 +430,6 @@ class GradeRecogniser:
         )
 
 
-_ANCHORED: Final = frozenset(_ANCHORS.keys)
-# Kinds whose every match starts with one of their anchors: tried at the anchors only.
-_MATCH_AT_ANCHOR: Final = frozenset({"approx"})
 _FLAGS: Final[dict[str, tuple[bool, bool]]] = {
     kind: (needs, spec) for _, kind, needs, spec in _ITEMS
 }

@@ -233,10 +233,12 @@ class HealthRecogniser:
         out = [Candidate(s, e, "term") for _, s, e in _terms().find_matches_as_indexes(text)]
         out += [Candidate(m.start(), m.end(), "head") for m in _HEAD_RE.finditer(text)]
         anchored = _CUE_ANCHORS.positions(text)
-        out += [
-            Candidate(m.start(), m.end(), "cue")
-            for m in anchored_matches(doc, _CUE_RE, anchored.get("cue"))
-        ]
+        cues = (
+            list(_CUE_RE.finditer(text))
+            if anchored is None
+            else anchored_matches(doc, _CUE_RE, anchored.get("cue"))
+        )
+        out += [Candidate(m.start(), m.end(), "cue") for m in cues]
         if _ANY_LATIN_RE.search(text):
             out += [Candidate(m.start(), m.end(), "term") for m in _latin_term_re().finditer(text)]
         return out
