@@ -320,10 +320,12 @@ def _seq_firsts(items: object, flags: int) -> tuple[_Firsts, bool] | None:
     return out, True
 
 
-def _engine_skips(parsed: object) -> bool:
+def _engine_skips(parsed: object, flags: int) -> bool:
     """Whether the regex engine already skips ahead by itself: the pattern starts with a
-    literal or a class, or is an alternation of literals (measured: a lookahead there only
-    adds work)."""
+    literal or a class, or is an alternation of literals, and is case-sensitive (measured:
+    a lookahead there only adds work)."""
+    if flags & re.IGNORECASE:
+        return False
     data = [item for item in parsed.data if item[0] is not _sre.AT]  # type: ignore[attr-defined]
     if not data:
         return True
@@ -335,7 +337,7 @@ def _engine_skips(parsed: object) -> bool:
     if op is _sre.BRANCH:
         return all(b and b[0][0] is _sre.LITERAL for b in av[1])
     if op is _sre.SUBPATTERN:
-        return _engine_skips(av[3])
+        return _engine_skips(av[3], (flags | av[1]) & ~av[2])
     return False
 
 
@@ -354,7 +356,7 @@ def fast_compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
         parsed = _sre_parse.parse(pattern, flags)
     except re.error:  # pragma: no cover - compiled above
         return compiled
-    if _engine_skips(parsed):
+    if _engine_skips(parsed, parsed.state.flags):
         return compiled
     got = _seq_firsts(parsed, parsed.state.flags)
     if got is None or got[1]:

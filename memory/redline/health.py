@@ -101,39 +101,38 @@ def _latin_term_re() -> re.Pattern[str]:
 
 
 _ANY_LATIN_RE: Final = fast_compile("[A-Za-z]")
-_CUE_ANCHORS: Final = Anchors(
-    {
-        "cue": (
-            "医生",
-            "大夫",
-            "校医",
-            "医院",
-            "诊所",
-            "卫生院",
-            "医务室",
-            "急诊",
-            "科",
-            "身体",
-            "舒服",
-            "说是",
-            "吊",
-            "挂",
-            "输",
-            "长了",
-            "检查",
-            "出血",
-            "切除",
-            "摘除",
-            "疼",
-            "痛",
-            "肿",
-            "发炎",
-            "晕倒",
-            "昏倒",
-            *latin_variants("broke", "broken", "sprained"),
-        ),
-    }
-)
+_CUE_ANCHORS_TABLE: Final[dict[str, tuple[str, ...]]] = {
+    "cue": (
+        "医生",
+        "大夫",
+        "校医",
+        "医院",
+        "诊所",
+        "卫生院",
+        "医务室",
+        "急诊",
+        "科",
+        "身体",
+        "舒服",
+        "说是",
+        "吊",
+        "挂",
+        "输",
+        "长了",
+        "检查",
+        "出血",
+        "切除",
+        "摘除",
+        "疼",
+        "痛",
+        "肿",
+        "发炎",
+        "晕倒",
+        "昏倒",
+        *latin_variants("broke", "broken", "sprained"),
+    ),
+}
+_CUE_ANCHORS: Final = Anchors(_CUE_ANCHORS_TABLE)
 
 
 _EN_TERMS: Final = words(
