@@ -27,7 +27,7 @@ from functools import cache
 from pathlib import Path
 from typing import Final
 
-from ahocorasick_rs import AhoCorasick, MatchKind
+from ahocorasick_rs import AhoCorasick, Implementation, MatchKind
 
 from memory.redline.base import (
     THRESHOLD,
@@ -40,7 +40,6 @@ from memory.redline.base import (
     back,
     en,
     fast_compile,
-    latin_variants,
     words,
 )
 from memory.redline.persons import segment, subject_of
@@ -91,7 +90,9 @@ def vocabulary() -> tuple[str, ...]:
 def _terms() -> AhoCorasick:
     """The vocabulary as one automaton (leftmost-longest, like a longest-first alternation)."""
     return AhoCorasick(
-        [t for t in vocabulary() if not t.isascii()], matchkind=MatchKind.LeftmostLongest
+        [t for t in vocabulary() if not t.isascii()],
+        matchkind=MatchKind.LeftmostLongest,
+        implementation=Implementation.DFA,
     )
 
 
@@ -111,10 +112,9 @@ _CUE_ANCHORS_TABLE: Final[dict[str, tuple[str, ...]]] = {
         "卫生院",
         "医务室",
         "急诊",
-        "科",
+        *("儿科", "眼科", "牙科", "口腔科", "骨科", "科说是"),
         "身体",
         "舒服",
-        "说是",
         "吊",
         "挂",
         "输",
@@ -129,7 +129,7 @@ _CUE_ANCHORS_TABLE: Final[dict[str, tuple[str, ...]]] = {
         "发炎",
         "晕倒",
         "昏倒",
-        *latin_variants("broke", "broken", "sprained"),
+        *("broke", "broken", "sprained"),
     ),
 }
 _CUE_ANCHORS: Final = Anchors(_CUE_ANCHORS_TABLE)

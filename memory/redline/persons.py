@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from typing import Final
 
 import rjieba
@@ -198,13 +199,28 @@ def segment(sentence: str) -> tuple[tuple[str, str], ...]:
     return tuple(rjieba.tag(sentence))
 
 
+# The tags a name token can have; a nickname (小X, 阿X, XX) may also be a noun.
+_PERSON_TAGS: Final = _SURNAME_TAGS | _NAME_TAGS
+
+
 def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
-    refs: list[PersonRef] = []
-    pos = 0
     tags = segment(sentence)
-    school_life = _SCHOOL_LIFE_RE.search(sentence) is not None
-    for i, (word, tag) in enumerate(tags):
-        start, pos = pos, pos + len(word)
+    # Only the tokens one of the branches below can take (most tokens of a sentence are
+    # neither tagged a name nor shaped like a nickname).
+    picks = [
+        i
+        for i, (word, tag) in enumerate(tags)
+        if tag in _PERSON_TAGS
+        or (len(word) == 2 and (word[0] in "小阿" or word[0] == word[1]) and tag in _NICK_TAGS)
+    ]
+    if not picks:
+        return []
+    refs: list[PersonRef] = []
+    offsets = list(accumulate((len(word) for word, _ in tags), initial=0))
+    school_life: bool | None = None
+    for i in picks:
+        word, tag = tags[i]
+        start, pos = offsets[i], offsets[i + 1]
         if word in _NOT_NAMES or word[0] in _NOT_NAME_FIRST:
             continue
         nxt, nxt_tag = tags[i + 1] if i + 1 < len(tags) else ("", "x")
@@ -220,6 +236,8 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
                 and not word.endswith(("老师", "同学"))
                 and not _NICK_RE.fullmatch(word)  # 娜娜, 豆豆: a pet name, not a figure
             )
+            if public and school_life is None:
+                school_life = _SCHOOL_LIFE_RE.search(sentence) is not None
             weight = (0.6 if school_life else 0.45) if public else 0.9
             refs.append(PersonRef(base + start, base + pos, "name", weight))
         elif (
