@@ -193,18 +193,21 @@ _DigitSpan = tuple[Category, int, int, str]
 
 
 # Every item has at least 11 digits in a stretch of digits, spaces and hyphens (or a +86
-# prefix): text without such a stretch has no number items, which one scan tells.
-_LONG_RUN_RE: Final = re.compile(r"[0-9][0-9 \t-]{10,}|\+")
+# prefix, whose separators the chunks do not take): text without either has no number
+# items, which one scan tells.
+_LONG_RUN_RE: Final = re.compile(r"[0-9][0-9 \t-]{10,}")
 
 
 def digit_spans(norm: str) -> list[_DigitSpan]:
     """Every number item of ``norm``: (category, start, end, kind)."""
     spans: list[_DigitSpan] = []
-    if _LONG_RUN_RE.search(norm) is None:
+    has_run = _LONG_RUN_RE.search(norm) is not None
+    if not has_run and "+" not in norm:
         return spans
-    for chunk in _CHUNK_RE.finditer(norm):
+    for chunk in _CHUNK_RE.finditer(norm) if has_run else ():
         text = chunk.group()
-        if sum(c.isdigit() for c in text) < 11:
+        # (a chunk shorter than 11 characters cannot hold 11 digits: most are "45分")
+        if len(text) < 11 or sum(c.isdigit() for c in text) < 11:
             continue
         base = chunk.start()
         tokens = [
