@@ -285,6 +285,25 @@ def _resegmented_names(sentence: str, base: int) -> list[PersonRef]:
     return refs
 
 
+_RULE_REF_RES: Final = (
+    _LATIN_NAME_RE,
+    _BRACKET_RE,
+    _SEAT_RE,
+    _ROLE_RE,
+    _PRONOUN_RE,
+    _SELF_RE,
+    _WEAK_RE,
+    _X_DUI_RE,
+)
+# Matches wherever one of the rule-based references could (each pattern keeps its flags).
+_ANY_RULE_REF_RE: Final = fast_compile(
+    "|".join(
+        f"(?i:{p.pattern})" if p.flags & re.IGNORECASE else f"(?:{p.pattern})"
+        for p in _RULE_REF_RES
+    )
+)
+
+
 def persons(doc: Doc, lo: int, hi: int) -> list[PersonRef]:
     """Every person reference of the sentence [lo, hi), sorted by start (cached)."""
     key = (lo, hi)
@@ -296,6 +315,11 @@ def persons(doc: Doc, lo: int, hi: int) -> list[PersonRef]:
     refs = _segmenter_names(sentence, lo)
     known = {(r.start, r.end) for r in refs}
     refs += [r for r in _resegmented_names(sentence, lo) if (r.start, r.end) not in known]
+    if _ANY_RULE_REF_RE.search(sentence) is None:
+        # None of the rules below can match (most sentences): one scan instead of eight.
+        refs.sort(key=lambda r: (r.start, -r.weight))
+        doc._persons[key] = refs
+        return refs
     for m in _LATIN_NAME_RE.finditer(sentence):
         if m.group().lower() not in _EN_COMMON:
             refs.append(PersonRef(lo + m.start(), lo + m.end(), "latin", 0.85))
