@@ -457,3 +457,37 @@ def followed_by(prefixes: tuple[str, ...] | list[str], chars: str) -> tuple[str,
     """Every prefix followed by each of ``chars``: a precise anchor for "prefix + number"
     (才 alone is everywhere in Chinese; 才6 and 才六 are not)."""
     return tuple(p + c for p in prefixes for c in chars)
+
+
+def _is_word(ch: str) -> bool:
+    return ch == "_" or ("0" <= ch <= "9") or ("a" <= ch <= "z") or ("A" <= ch <= "Z")
+
+
+class LatinWords:
+    """English words in any case, not inside a longer word: the matches of :func:`en`
+    (``\\b(?:longest|…|shortest)\\b`` in ASCII mode) found by an automaton over the
+    lower-cased text instead of a regex trying every alternative at every letter."""
+
+    def __init__(self, terms: tuple[str, ...] | list[str]) -> None:
+        self._terms = sorted({t.lower() for t in terms})
+        self._automaton = AhoCorasick(self._terms, implementation=Implementation.DFA)
+        self._fallback = re.compile(en(*terms))
+        # The boundary checks below assume every term starts and ends with a word character.
+        self._exact = all(_is_word(t[0]) and _is_word(t[-1]) for t in self._terms)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        folded = text.lower()
+        if not self._exact or len(folded) != len(text):
+            return [m.span() for m in self._fallback.finditer(text)]
+        by_start: dict[int, int] = {}
+        length = len(text)
+        for _, start, end in self._automaton.find_matches_as_indexes(folded, overlapping=True):
+            if (end == length or not _is_word(text[end])) and by_start.get(start, 0) < end:
+                by_start[start] = end  # the longest term ending at a word boundary
+        out: list[tuple[int, int]] = []
+        pos = 0
+        for start in sorted(by_start):
+            if start >= pos and (start == 0 or not _is_word(text[start - 1])):
+                out.append((start, by_start[start]))
+                pos = by_start[start]
+        return out

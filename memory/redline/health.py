@@ -21,7 +21,6 @@ patient, notices to a group and class statistics pass.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -36,6 +35,7 @@ from memory.redline.base import (
     Category,
     Doc,
     Finding,
+    LatinWords,
     anchored_matches,
     back,
     en,
@@ -97,8 +97,8 @@ def _terms() -> AhoCorasick:
 
 
 @cache
-def _latin_term_re() -> re.Pattern[str]:
-    return fast_compile(en(*(t for t in vocabulary() if t.isascii()), *_EN_TERMS))
+def _latin_terms() -> LatinWords:
+    return LatinWords([*(t for t in vocabulary() if t.isascii()), *_EN_TERMS])
 
 
 _ANY_LATIN_RE: Final = fast_compile("[A-Za-z]")
@@ -239,7 +239,7 @@ class HealthRecogniser:
         )
         out += [Candidate(m.start(), m.end(), "cue") for m in cues]
         if _ANY_LATIN_RE.search(text):
-            out += [Candidate(m.start(), m.end(), "term") for m in _latin_term_re().finditer(text)]
+            out += [Candidate(s, e, "term") for s, e in _latin_terms().spans(text)]
         return out
 
     def validate(self, doc: Doc, candidate: Candidate) -> bool:

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.redline import grades, health, persons
-from memory.redline.base import fast_compile
+from memory.redline.base import LatinWords, en, fast_compile
 from memory.textview import text_view
 
 _GENERATED = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -105,3 +105,19 @@ def test_fast_compile_prefixes_only_where_it_helps(source: str, prefixed: bool) 
     assert re.compile(source).findall(
         "不及格 failed Failed 考得很差 12分 Fever"
     ) == compiled.findall("不及格 failed Failed 考得很差 12分 Fever")
+
+
+_WORDS = ("asthma", "adhd", "flu", "fever", "allergy", "allergies", "sick", "c-section")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=st.lists(
+        st.sampled_from([*_WORDS, "FLU", "Fever", "x", "_", "1", " ", "有", "İ", "-", "ies"]),
+        max_size=12,
+    ).map("".join),
+    terms=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=5),
+)
+def test_latin_words_find_what_the_word_regex_finds(text: str, terms: list[str]) -> None:
+    words = LatinWords(terms)
+    assert words.spans(text) == [m.span() for m in re.finditer(en(*terms), text)]
