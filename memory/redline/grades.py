@@ -37,8 +37,9 @@ from memory.redline.base import (
     words,
 )
 from memory.redline.persons import GROUP_RE as _GROUP_RE
-from memory.redline.persons import subject_of
+from memory.redline.persons import persons, subject_of
 
+_CJK: Final = "\u4e00-\u9fff"
 _SUBJECTS: Final = (
     "语文|数学|英语|物理|化学|生物|历史|地理|政治|道德与法治|道法|科学|信息技术|体育|音乐|美术"
 )
@@ -46,11 +47,11 @@ _ACADEMIC_RE: Final = fast_compile(
     _SUBJECTS + r"|绩点|总分|期中|期末|月考|周考|周测|模拟考|[一二三]模|中考|高考|会考|学考|考试"
     r"|测验|测试|单元测|小测|随堂测|听写|默写|作文|成绩|分数|考核|竞赛|名次|排名|[0-9]分|考|卷"
     r"|[主副]科|[0-9一两三四五六七八九几]门|等级|等第|评定|报告|补考|挂科|及格|口语|实验"
-    r"|排在|排到|掉到|名以后|名开外|名以内|名上下"
+    r"|排在|排到|掉到|名以后|名开外|名以内|名上下|[0-9一二三四五六七八九十百几]多?名(?![单字额著胜人义])"
     r"|"
     + en(
         *words(
-            "math maths english physics chemistry biology history exam exams test"
+            "math maths english physics chemistry biology history exam exams test reading"
             " tests quiz score scores grade grades gpa midterm final class"
         )
     )
@@ -99,6 +100,17 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         True,
     ),
     (
+        # A roster of people and their scores: 苗苗 612，鹏鹏 587; 韩梅梅 95、李雷 88.
+        fast_compile(
+            rf"(?:[{_CJK}]{{2,4}}|[A-Z][a-z]{{1,12}})\s*:?\s*[0-9]{{2,3}}(?:\.5)?\s*[、,;]\s*"
+            rf"(?:[{_CJK}]{{2,4}}|[A-Z][a-z]{{1,12}})\s*:?\s*[0-9]{{2,3}}(?:\.5)?"
+            r"(?![0-9%.]|\s*(?:岁|个|人|元|块|次|分钟|页|号|米|斤|公斤|cm|kg|年|月|日|天))"
+        ),
+        "roster",
+        False,
+        False,
+    ),
+    (
         fast_compile(r"[0-9](?<![0-9./][0-9])[0-9]{0,2}(?:\.[0-9]+)?\s*/\s*[0-9]{2,3}(?![0-9/])"),
         "fraction",
         True,
@@ -118,12 +130,13 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     (
         # A bare number or numeral right after an exam word: 月考87, 期中112, 测验七十三.
         fast_compile(
-            r"(?:月考|期中|期末|测验|小测|周测|周考|模拟考|[一二三]模|单元测试|考试|卷子|听写|默写|quiz"
+            r"(?:月考|期中|期末|测验|小测|(?<![上下本这每])周测|周考|模拟考|[一二三]模|单元测试|考试|卷子|听写"
+            r"|默写|quiz"
             r"|test|midterm|final)(?:总分|成绩|数学|语文|英语|物理|化学|[^0-9,:;。!?]{0,4}?)"
             r"(?:考了个?|得了|只有|才|是|为|拿了)?\s*"
             rf"(?:[0-9]{{2,3}}(?:\.[0-9])?|{_CN_NUM}{{2,5}})"
             r"(?![0-9.%]|\s*(?:分钟|道|题|个|人|页|名|%|年|月|日|号|次|天|周|小时|秒|分之|套|张|份|篇"
-            r"|课|章|节|单元))"
+            r"|课|章|节|单元|米|千米|公里|秒|克|千克|斤|元|块|岁|度|cm|km|kg|m\b))"
         ),
         "bare_number",
         False,
@@ -145,7 +158,10 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         # the anchors only (_MATCH_AT_ANCHOR).
         fast_compile(
             rf"刚过\s*(?:{_CN_NUM}+|[0-9]+)|(?:将近|接近|差点)满分"
-            r"|(?:考了?|拿了?|得了?|测|考试|测验|听写|默写)\s*满分(?![作卷答范标试题0-9])"
+            r"|(?:考了?|拿了?|得了?|测|考试|测验|听写|默写)个?\s*满分(?![作卷答范标试题0-9])"
+            # A subject or a paper with 满分 and no number after it: 语文作文满分.
+            r"|(?:语文|数学|英语|物理|化学|生物|历史|地理|政治|作文|听写|默写|口语|实验|小测|测验)满分"
+            r"(?!\s*(?:[0-9一二三四五六七八九十百]|[作卷答范标试题是为:]))"
             rf"|(?:年级|班级|班里|全班)前\s*(?:{_CN_NUM}+|[0-9]+)\s*名?(?![0-9]){_NOT_RANK_TAIL}"
             rf"|前\s*(?:{_CN_NUM}+|[0-9]+)\s*名?(?![0-9]){_NOT_RANK_TAIL}"
             rf"|(?:考了|只考了?|才考了?|考到|只有|才|得了|才得了?|拿了)\s*(?:{_CN_NUM}{{1,5}}|[0-9]{{1,3}})多?"
@@ -192,6 +208,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         # Pass and fail, slang included; strong words carry their own context.
         fast_compile(
             r"不及格|没及格|没有及格|刚及格|刚刚及格|勉强及格|及格边缘|挂科|挂了|挂掉|挂[了掉]?[一两三四几0-9]门"
+            r"|(?:总算|终于|才|也|都|算是|考)及格了?|(?<![不没])及格了|及格线(?:上下|附近|边缘|徘徊)"
             r"|补考|重修|红灯|不合格|没过关|没过|没通过|没达标|不达标|考砸|考崩|考糊|考炸|考得?稀烂"
             r"|一塌糊涂|考得?[^,。!?;]{0,3}?(?:很差|太差|真差|差劲|差多了|不理想|很好|不错|挺好|很棒|糟糕)"
             r"|考(?:得|的)?(?:很|太|真|特别|非常|挺)?(?:差|好|烂)"
@@ -208,8 +225,12 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         fast_compile(
             r"全优|全A|优秀|良好|(?:得了|拿了|评了|评为|被评为|是|都是|等级是|等级为|等第是)个?[优良中差]"
             r"(?![秀好等点势质美异])|合格|中下游|中上游|下游|吊车尾|垫底|数一数二|学霸|学渣|最差|倒数"
+            r"|(?:全班|全年级|年级|班里|班上)?最(?:低|差)分?|最高分"
             r"|成绩(?:很|太|特别|非常|挺|比较|一直|还)?(?:差|好|一般|不好|不错|优异|拔尖|平平)"
             r"|(?:学|考)得一般"
+            r"|(?<![A-Za-z])(?:top|bottom) of (?:the|his|her|my|our) (?:class|grade|year)"
+            r"(?![A-Za-z])"
+            r"|(?<![A-Za-z])came (?:first|last|top|bottom|[0-9]{1,3}(?:st|nd|rd|th))(?![A-Za-z])"
         ),
         "qualitative",
         True,
@@ -221,8 +242,29 @@ _ITEMS: Final[tuple[_Item, ...]] = (
             r"进步|退步|提高了|提高到|提到|下滑|下降|往后退|往前挪|往前|往后|往下掉|掉到|掉了|升到|滑到"
             r"|比上次[^,。!?;]{0,6}?(?:少|多|高|低|差|好)|少了[^,。!?;]{0,4}分|多了[^,。!?;]{0,4}分"
             r"|(?<![A-Za-z])(?:improved|dropped|declined)(?![A-Za-z])"
+            rf"|(?:前进|后退|进|退|上升|下降|掉)了?(?:{_CN_NUM}+|[0-9]+)多?个?名"
         ),
         "progress",
+        True,
+        False,
+    ),
+    (
+        # An English result with a bare number: got 72 on the test, scored 45% in the exam.
+        fast_compile(
+            r"(?<![A-Za-z])(?:got|gets|get|scored|scores|received|earned)(?![A-Za-z])"
+            r"\s*(?:a|an|only|just)?\s*[0-9]++(?:\.[0-9]++)?\s*(?:%|/\s*[0-9]{2,3}|points|marks)?"
+            r"(?!\s*(?:apples|minutes|hours|days|years|people|students|kids|times))"
+        ),
+        "score_en",
+        True,
+        False,
+    ),
+    (
+        # How many items were right or wrong: 只对了三道大题, 错了十几个.
+        fast_compile(
+            rf"(?:只|才|就|全|都)?(?:做)?(?:对|错)了(?:{_CN_NUM}+|[0-9]+)(?:多|几)?(?:道|个|处|题|空)"
+        ),
+        "items",
         True,
         False,
     ),
@@ -254,6 +296,7 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
         DIGITS + ":" + VIEW_SPACES,
     ),
     "fraction": followed_by(tuple(DIGITS), "/" + VIEW_SPACES),
+    "roster": followed_by(tuple(DIGITS), "、,;" + VIEW_SPACES),
     "bare_number": (
         *("月考", "期中", "期末", "测验", "小测", "周测", "周考", "模拟考", "一模", "二模"),
         *("三模", "单元测试", "考试", "卷子", "听写", "默写", "quiz", "test", "midterm", "final"),
@@ -285,6 +328,7 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
         *("failed", "fails", "flunked", "passed", "average", "ranked"),
     ),
     "qualitative": (
+        *("top of", "bottom of", "came"),
         *(
             "全优",
             "全a",
@@ -298,13 +342,16 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
             "数一数二",
             "学霸",
         ),
-        *("学渣", "最差", "倒数", "成绩", "得一般"),
+        *("学渣", "最差", "倒数", "成绩", "得一般", "最低", "最高分"),
         *followed_by(("了", "为", "是"), "优良中差个"),
     ),
     "progress": (
+        *followed_by(("进", "退", "掉", "升", "降"), DIGITS + CN_NUMERALS + "了"),
         *("进步", "退步", "提高", "提到", "下滑", "下降", "往后", "往前", "往下", "掉到", "掉了"),
         *("升到", "滑到", "比上次", "少了", "多了", "improved", "dropped", "declined"),
     ),
+    "score_en": ("got", "gets", "get", "scored", "scores", "received", "earned"),
+    "items": ("对了", "错了"),
     "transcript": ("成绩", "分数", "报告", "综合素质", "排名", "report card", "transcript"),
 }
 _ANCHORS: Final = Anchors(GATE_LITERALS)
@@ -344,7 +391,10 @@ _EXAM_RE: Final = fast_compile(
     + en("exam", "test", "quiz", "midterm", "final", "math", "maths", "english", "physics")
 )
 _COMPETITION_KINDS: Final = frozenset(
-    {"rank_word", "rank_scope", "rank_plain", "approx", "approx_tail", "qualitative", "pass_fail"}
+    {
+        *("rank_word", "rank_scope", "rank_plain", "approx", "approx_tail", "qualitative"),
+        *("pass_fail", "progress", "items", "score_en"),
+    }
 )
 # Kinds whose words often describe a rubric or a plan; the spec context vetoes them.
 _SPEC_VETOED: Final = frozenset(
@@ -357,6 +407,7 @@ _SPEC_VETOED: Final = frozenset(
         "approx_score",
         "transcript",
         "progress",
+        "items",
     }
 )
 
@@ -404,6 +455,16 @@ class GradeRecogniser:
 
         needs_context, _ = _FLAGS[kind]
         lo, hi = doc.sentence(start)
+        if kind == "roster":
+            named = [
+                r
+                for r in persons(doc, lo, hi)
+                if start <= r.start and r.end <= end and r.kind in _ROSTER_KINDS
+            ]
+            if not named:
+                return finding(0.1, "a list of numbers with nobody named in it")
+            who = text[named[0].start : named[0].end]
+            return finding(named[0].weight, f"roster ({trigger})", f"names {who} ({named[0].kind})")
         if needs_context and not _ACADEMIC_RE.search(
             text, back(text, start, lo, 16), ahead(text, end, hi, 16)
         ):
@@ -442,6 +503,8 @@ class GradeRecogniser:
         )
 
 
+# The references a roster's entries can be (a pronoun or a role is no entry of a list).
+_ROSTER_KINDS: Final = frozenset({"name", "nickname", "latin", "bracket"})
 _FLAGS: Final[dict[str, tuple[bool, bool]]] = {
     kind: (needs, spec) for _, kind, needs, spec in _ITEMS
 }

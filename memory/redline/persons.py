@@ -116,6 +116,8 @@ _KIN: Final = (
 )
 _ROLE_RE: Final = fast_compile(
     rf"(?:我|俺|咱)(?:们)?家(?:的)?(?:{_KIN})|(?:我|俺|咱)的?(?:{_KIN})"
+    # A parent's "our family" is the child: 我家欣怡, 我们家的数学, 你家丫头, 俺家崽.
+    r"|(?:我|俺|咱|你|您)(?:们)?家(?![里附楼门长乡人庭务具电网族境事])(?=的|[\u4e00-\u9fff])"
     rf"|(?:这|那|该|此)(?:个|位|名)?[{_CJK}]{{0,4}}?"
     r"(?:学生|同学|孩子|男生|女生|男孩|女孩|小朋友|转学生|插班生|新生|娃|丫头|小子)"
     r"|该生|此生|儿子|女儿|闺女"
@@ -124,7 +126,9 @@ _ROLE_RE: Final = fast_compile(
     r"|转学生|插班生"
 )
 # Bare 孩子/学生 in a parent's or teacher's remark usually means one child, but weakly.
-_WEAK_RE: Final = fast_compile(r"孩子|学生|宝宝|小孩|儿童|老师|student|kid|child", re.IGNORECASE)
+_WEAK_RE: Final = fast_compile(
+    r"孩子|学生|宝宝|小孩|儿童|老师|(?<!娃)娃(?!娃)|崽|student|kid|child", re.IGNORECASE
+)
 _SEAT_RE: Final = fast_compile(
     r"(?:学号\s*)?[0-9]{1,2}\s*号(?:同学|学生|男生|女生|小朋友)"
     r"|学号\s*[0-9]{1,3}(?:的)?(?:同学|学生)?"
@@ -145,7 +149,7 @@ _NICK_STOP: Final = frozenset(
 # A school-life anchor that makes a dictionary name (王小明, 孙悦) a real pupil.
 _SCHOOL_LIFE_RE: Final = fast_compile(
     r"这次|上次|这学期|本学期|上学期|期中|期末|月考|周测|最近|昨天|今天|明天|上周|下周|同学|班里"
-    r"|班上|我家|家长|老师|考了|住院|请假"
+    r"|班上|我家|家长|老师|考了|住院|请假|成绩|报告册|成绩单|素质报告|评语|作业"
 )
 
 # --------------------------------------------------------------------------------------
@@ -157,10 +161,13 @@ _FICTION_RE: Final = fast_compile(
     r"|传记|原文|这首诗|这篇文章|书中|书里|作品|角色|成语|典故"
 )
 _HYPOTHETICAL_RE: Final = fast_compile(
-    r"如果|假如|假设|万一|要是|若是|倘若|一旦|希望|争取|目标|力争|防止|避免|预防|以免|怎么办"
-    r"|如何|怎样|会不会|能不能|是否|为什么|不想|不要|不会|免受|害怕|怕|担心"
+    r"如果|假如|假设|万一|要是|若是|倘若|一旦|希望|争取|目标|力争|防止|避免|预防|以免"
+    r"|会不会|能不能|是否|不想|不要|不会|免受|害怕|怕|担心"
     r"|(?<![A-Za-z])(?:if|whether)(?![A-Za-z])"
 )
+# A question about someone presupposes what it asks about (为什么李华又不及格 says he
+# failed); asked about nobody in particular, it is a general question.
+_QUESTION_RE: Final = fast_compile(r"怎么办|如何|怎样|为什么|为啥|怎么回事|是不是")
 # The nearest subject is an animal or a thing: 小狗发烧了, 它生病了.
 _NONHUMAN_RE: Final = fast_compile(
     r"(?<![对吃把给喂和跟])(?:它|它们|狗|猫|宠物|小狗|小猫|狗狗|猫咪|鱼|鸟|兔子|仓鼠|乌龟|花(?![生粉椒])"
@@ -169,6 +176,12 @@ _NONHUMAN_RE: Final = fast_compile(
 _EXAM_ITEM_RE: Final = fast_compile(
     r"患者|病人|病例|病患|某人|某患者|某同学|某学生|某生|某位|[甲乙丙丁](?:同学|某|学生)"
     r"|(?<![A-Za-z])(?:a patient|the patient|patients)(?![A-Za-z])"
+)
+# A request to write an item, or an item's label, before the people it names.
+_AUTHORING_RE: Final = fast_compile(
+    r"(?:出|编|设计|写|生成|改编|命)(?:一|两|三|几|[0-9]+)?(?:道|个|组|套)?[^,。!?;]{0,6}?题"
+    r"|(?:应用题|例题|练习题|题目|试题|选择题|填空题|判断题|解答题|材料题|情景题|阅读题|原题)\s*[:]"
+    r"|(?<![A-Za-z])(?:word problem|write a question)(?![A-Za-z])"
 )
 GROUP_RE: Final = fast_compile(
     r"全班|全年级|全校|全体|大家|同学们|学生们|孩子们|各位|所有|每个|每位|每一位|有的|有些"
@@ -211,7 +224,8 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
         i
         for i, (word, tag) in enumerate(tags)
         if tag in _PERSON_TAGS
-        or (len(word) == 2 and (word[0] in "小阿" or word[0] == word[1]) and tag in _NICK_TAGS)
+        or (len(word) == 2 and (word[0] in "小阿" or word[0] == word[1]))
+        or _doubled_given_name(tags, i)
     ]
     if not picks:
         return []
@@ -224,9 +238,12 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
         if word in _NOT_NAMES or word[0] in _NOT_NAME_FIRST:
             continue
         nxt, nxt_tag = tags[i + 1] if i + 1 < len(tags) else ("", "x")
-        if tag in _SURNAME_TAGS and len(word) <= 2 and _given_name(nxt, nxt_tag):
+        if (tag in _SURNAME_TAGS and len(word) <= 2 and _given_name(nxt, nxt_tag)) or (
+            _doubled_given_name(tags, i)
+        ):
             # A surname the dictionary knows, then a given name it did not: 笪 + 浩然,
-            # 闻人 + 越, 宁静 + 怡.
+            # 闻人 + 越, 宁静 + 怡; or one character heading a clause before a doubled
+            # given name, whatever their tags: 钱 + 多多, 毛 + 豆豆.
             refs.append(PersonRef(base + start, base + pos + len(nxt), "name", 0.85))
         elif tag in _NAME_TAGS and len(word) >= 2:
             # A dictionary name (鲁迅, 林黛玉) is a public figure or a character unless
@@ -241,10 +258,11 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
             weight = (0.6 if school_life else 0.45) if public else 0.9
             refs.append(PersonRef(base + start, base + pos, "name", weight))
         elif (
-            tag in _NICK_TAGS
-            and len(word) == 2
+            len(word) == 2
             and _NICK_RE.fullmatch(word)
             and word not in _NICK_STOP
+            and word not in _DOUBLED_WORDS
+            and (tag in _NICK_TAGS or _doubled_at_clause_start(tags, i))
         ):
             weak = word in _KINSHIP
             refs.append(
@@ -253,6 +271,40 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
                 )
             )
     return refs
+
+
+# The segmenter tags many pet names as something else (安安 ns, 可可 v, 欣欣 a, 小北 ns);
+# heading a clause, a word of that shape is a pet name unless it is a word of grammar
+# (tags), a common word of the shape (_NICK_STOP) or one of the doubled words below.
+_NOT_NICK_TAGS: Final = frozenset({"d", "y", "e", "o", "m", "q", "p", "c", "u", "ul", "uj", "x"})
+_DOUBLED_WORDS: Final = frozenset(
+    words(
+        "谢谢 哈哈 嘻嘻 呵呵 嘿嘿 天天 常常 刚刚 人人 个个 家家 往往 看看 试试 想想 说说 听听 写写"
+        " 练练 走走 聊聊 问问 查查 找找 算算 读读 背背 改改 好好 慢慢 星星 宝宝 年年 步步 处处"
+        " 画画 娃娃 猩猩 蛐蛐 蝈蝈 泡泡 球球 车车 饭饭 觉觉"
+    )
+)
+
+
+def _doubled_at_clause_start(tags: tuple[tuple[str, str], ...], i: int) -> bool:
+    """A pet name (XX, 小X, 阿X) heading a clause, whatever the segmenter tagged it."""
+    word, tag = tags[i]
+    if tag in _NOT_NICK_TAGS or word in _DOUBLED_WORDS:
+        return False
+    if i == 0:
+        return True
+    before, before_tag = tags[i - 1]
+    return before_tag == "x" or before.endswith("家")
+
+
+def _doubled_given_name(tags: tuple[tuple[str, str], ...], i: int) -> bool:
+    word, tag = tags[i]
+    if len(word) != 1 or not "\u4e00" <= word <= "\u9fff" or tag in _FUNCTION_TAGS or tag == "d":
+        return False
+    if i + 1 >= len(tags) or (i and tags[i - 1][1] != "x"):
+        return False
+    given = tags[i + 1][0]
+    return len(given) == 2 and given[0] == given[1] and given not in _DOUBLED_WORDS
 
 
 def _given_name(word: str, tag: str) -> bool:
@@ -377,6 +429,12 @@ def subject_of(doc: Doc, start: int, end: int, *, self_counts: bool) -> Subject:
     if before:
         strong = [r for r in before if r.weight > 0.6]
         person = (strong or before)[-1]
+        last_end = max(r.end for r in before)
+        nearest = max((r for r in before if r.end == last_end), key=lambda r: r.weight)
+        if nearest.start >= c_lo and _person_adjacent(text, nearest, start):
+            # The reference right before the predicate in its clause is its subject, even
+            # a weak one: <Lisa>: 为什么奶奶会生病 is about 奶奶.
+            person = nearest
     elif after:
         person = after[0]
     # A relative clause to a group (有哮喘的同学请…) unless someone is pointed at in it.
@@ -396,6 +454,9 @@ def subject_of(doc: Doc, start: int, end: int, *, self_counts: bool) -> Subject:
         return Subject(None, "a class statistic")
     if _EXAM_ITEM_RE.search(text, lo, hi) and (person is None or person.weight < 0.9):
         return Subject(None, "an exam item's or a textbook's patient")
+    if _AUTHORING_RE.search(text, lo, person.start if person is not None else start):
+        # 出一道题：小明数学考了85分… — the people of an item being written are characters.
+        return Subject(None, "the characters of an exam item being written")
     if person is None:
         return Subject(None, "no identifiable person")
     # A group between the person and the trigger is what the statement is about:
@@ -404,6 +465,9 @@ def subject_of(doc: Doc, start: int, end: int, *, self_counts: bool) -> Subject:
     group = GROUP_RE.search(text, *gap)
     if group:
         return Subject(person, f"a group or class ({group.group()})")
-    if person.kind == "weak" and _HYPOTHETICAL_RE.search(text, start, hi):
+    if person.kind == "weak" and (
+        _HYPOTHETICAL_RE.search(text, start, c_hi) or _QUESTION_RE.search(text, lo, c_hi)
+    ):
+        # (only in the trigger's own clause: 孩子查出来有乙肝，不知道要不要告诉学校 states a fact)
         return Subject(person, "a general question")
     return Subject(person, "")
