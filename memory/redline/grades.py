@@ -456,10 +456,15 @@ class GradeRecogniser:
         needs_context, _ = _FLAGS[kind]
         lo, hi = doc.sentence(start)
         if kind == "roster":
+            if _ROSTER_COUNTS_RE.search(text, lo, hi):
+                return finding(0.1, "a list of counts (人数, 名额 …), not of scores")
             named = [
                 r
                 for r in persons(doc, lo, hi)
-                if start <= r.start and r.end <= end and r.kind in _ROSTER_KINDS
+                if start <= r.start
+                and r.end <= end
+                and r.kind in _ROSTER_KINDS
+                and not text[r.start : r.end].endswith(("老师", "校长", "主任"))
             ]
             if not named:
                 return finding(0.1, "a list of numbers with nobody named in it")
@@ -503,6 +508,7 @@ class GradeRecogniser:
         )
 
 
+_ROSTER_COUNTS_RE: Final = fast_compile(r"人数|名额|人次|报名|票数|个人|本书|件|张")
 # The references a roster's entries can be (a pronoun or a role is no entry of a list).
 _ROSTER_KINDS: Final = frozenset({"name", "nickname", "latin", "bracket"})
 _FLAGS: Final[dict[str, tuple[bool, bool]]] = {

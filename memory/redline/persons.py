@@ -226,6 +226,7 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
         if tag in _PERSON_TAGS
         or (len(word) == 2 and (word[0] in "小阿" or word[0] == word[1]))
         or _doubled_given_name(tags, i)
+        or _unknown_word_heading_a_clause(tags, i)
     ]
     if not picks:
         return []
@@ -257,6 +258,11 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
                 school_life = _SCHOOL_LIFE_RE.search(sentence) is not None
             weight = (0.6 if school_life else 0.45) if public else 0.9
             refs.append(PersonRef(base + start, base + pos, "name", weight))
+        elif _unknown_word_heading_a_clause(tags, i):
+            # A word the segmenter built from characters its dictionary does not hold as a
+            # word (its HMM): at the head of a clause, almost always a given name (梓涵,
+            # 雅雯), whatever part of speech it guessed.
+            refs.append(PersonRef(base + start, base + pos, "name", 0.75))
         elif (
             len(word) == 2
             and _NICK_RE.fullmatch(word)
@@ -276,7 +282,7 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
 # The segmenter tags many pet names as something else (安安 ns, 可可 v, 欣欣 a, 小北 ns);
 # heading a clause, a word of that shape is a pet name unless it is a word of grammar
 # (tags), a common word of the shape (_NICK_STOP) or one of the doubled words below.
-_NOT_NICK_TAGS: Final = frozenset({"d", "y", "e", "o", "m", "q", "p", "c", "u", "ul", "uj", "x"})
+_NOT_NICK_TAGS: Final = frozenset({"d", "y", "e", "o", "m", "q", "x"})
 _DOUBLED_WORDS: Final = frozenset(
     words(
         "谢谢 哈哈 嘻嘻 呵呵 嘿嘿 天天 常常 刚刚 人人 个个 家家 往往 看看 试试 想想 说说 听听 写写"
@@ -295,6 +301,25 @@ def _doubled_at_clause_start(tags: tuple[tuple[str, str], ...], i: int) -> bool:
         return True
     before, before_tag = tags[i - 1]
     return before_tag == "x" or before.endswith("家")
+
+
+_UNKNOWN_TAGS: Final = frozenset({"n", "nz", "nr", "nrfg", "nrt", "ns", "c", "a", "i", "vn", "z"})
+# Words before a clause's subject that are not part of it: 为什么梓涵…, 听说雅雯….
+_SUBJECT_LEAD: Final = frozenset(
+    words("为什么 为啥 听说 据说 原来 其实 后来 今天 昨天 最近 但是 可是")
+)
+
+
+def _unknown_word_heading_a_clause(tags: tuple[tuple[str, str], ...], i: int) -> bool:
+    word, tag = tags[i]
+    if not 2 <= len(word) <= 3 or tag not in _UNKNOWN_TAGS or rjieba.has_word(word):
+        return False
+    if not all("\u4e00" <= ch <= "\u9fff" for ch in word) or word[0] in _NOT_NAME_FIRST:
+        return False
+    if i == 0:
+        return True
+    before, before_tag = tags[i - 1]
+    return before_tag == "x" or before in _SUBJECT_LEAD or before.endswith("家")
 
 
 def _doubled_given_name(tags: tuple[tuple[str, str], ...], i: int) -> bool:
