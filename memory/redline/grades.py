@@ -224,7 +224,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         # Qualitative results and standing.
         fast_compile(
             r"全优|全A|优秀|良好|(?:得了|拿了|评了|评为|被评为|是|都是|等级是|等级为|等第是)个?[优良中差]"
-            r"(?![秀好等点势质美异])|合格|中下游|中上游|下游|吊车尾|垫底|数一数二|学霸|学渣|最差|倒数"
+            r"(?![秀好等点势质美异])(?=$|[,.;!?:。、\s)\"”]|了|的|啊|呢|吧|哦|等|级|档)|合格|中下游|中上游|下游|吊车尾|垫底|数一数二|学霸|学渣|最差|倒数"
             r"|(?:全班|全年级|年级|班里|班上)?最(?:低|差)分?|最高分"
             r"|成绩(?:很|太|特别|非常|挺|比较|一直|还)?(?:差|好|一般|不好|不错|优异|拔尖|平平)"
             r"|(?:学|考)得一般"
@@ -372,6 +372,8 @@ _SPEC_CONTEXT_RE: Final = fast_compile(
     r"评分|标准|细则|分为|分成|档|等级评价|满分|每题|每小题|每空|分值|出一份|出一套|出题|试卷[^,。]{0,6}"
     r"(?:分|题)|设计|模板|评价量表|及格线|优秀线|定为|公布|查卷|签字|名单|通知|统计|分布|人数"
 )
+# A score followed by these is the edge of a band: 90分以上, 60分及以下, 80分至89分.
+_BAND_AFTER_RE: Final = fast_compile(r"\s*(?:以上|以下|及以上|及以下|至|到|~|-|或以上|或以下)")
 _RESULT_RE: Final = fast_compile(
     r"考了|考到|考得|考出|得了|得到|拿了|拿到|获得|得分|分数是|分数为|成绩是|成绩为|成绩:|只有"
     r"|排名|排在|名列|位列|只考|才考|仅考|" + en("scored", "got", "received", "earned", "ranked")
@@ -455,6 +457,12 @@ class GradeRecogniser:
 
         needs_context, _ = _FLAGS[kind]
         lo, hi = doc.sentence(start)
+        if (
+            kind == "score"
+            and _BAND_AFTER_RE.match(text, end)
+            and not _RESULT_RE.search(text, max(lo, start - 6), start)
+        ):
+            return finding(0.1, "a band of a rubric (90分以上), not a result")
         if kind == "roster":
             if _ROSTER_COUNTS_RE.search(text, lo, hi):
                 return finding(0.1, "a list of counts (人数, 名额 …), not of scores")

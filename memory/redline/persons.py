@@ -67,7 +67,9 @@ _NAME_TAGS: Final = frozenset({"nr", "nrfg", "nrt"})
 _SURNAME_TAGS: Final = frozenset({"nr", "zg"})
 # Tokens the segmenter's dictionary tags as names but that are common words in our
 # texts (found by measurement on the development set, not a surname list).
-_NOT_NAMES: Final = frozenset(words("过敏 封建礼教 明白 文明 高明 光明 黎明 时光 英明"))
+_NOT_NAMES: Final = frozenset(
+    words("过敏 封建礼教 明白 文明 高明 光明 黎明 时光 英明 高一 高二 高三 初一 初二 初三")
+)
 # The segmenter sometimes tags "很可爱" or "此问题" as a name; a name never starts with
 # an adverb or a demonstrative.
 _NOT_NAME_FIRST: Final = frozenset("很此这那太最更都也就还才又再好真挺让被把")
@@ -100,7 +102,8 @@ _EN_COMMON: Final = frozenset(
         " report card hospital doctor asthma adhd covid assistant user system"
     )
 )
-_LATIN_NAME_RE: Final = fast_compile(r"(?<![A-Za-z])[A-Z][a-z]{1,12}(?![A-Za-z])")
+# (a capitalised word before a colon is a heading: "Objectives:", "Steps:")
+_LATIN_NAME_RE: Final = fast_compile(r"(?<![A-Za-z])[A-Z][a-z]{1,12}(?![A-Za-z]|\s*:)")
 
 _PRONOUN_RE: Final = fast_compile(
     r"(?<![其吉])他(?![们人乡国日处者])|她(?!们)|(?<![A-Za-z])TA(?![A-Za-z])"
