@@ -382,6 +382,22 @@ def latin_variants(*terms: str) -> tuple[str, ...]:
     return tuple(v for t in terms for v in {t.lower(), t.capitalize(), t.upper()})
 
 
+# The last text lower-cased and its lower-cased form: the recognisers of one scan ask for
+# the same text in turn (one tuple, replaced whole, so threads never see a mixed pair).
+_LAST_LOWERED: tuple[str, str] = ("", "")
+
+
+def lowered(text: str) -> str:
+    """``text.lower()``, computed once for the recognisers of one scan."""
+    global _LAST_LOWERED
+    last = _LAST_LOWERED
+    if last[0] is text:
+        return last[1]
+    folded = text.lower()
+    _LAST_LOWERED = (text, folded)
+    return folded
+
+
 class Anchors:
     """One Aho-Corasick pass over a text finds the sentences each pattern must look at.
 
@@ -406,7 +422,7 @@ class Anchors:
     def positions(self, text: str) -> dict[str, list[int]] | None:
         """For each key, the start offsets of its anchors in ``text`` (None: a character
         lower-cases to two, so offsets would not match; scan everything)."""
-        folded = text.lower()
+        folded = lowered(text)
         if len(folded) != len(text):
             return None
         found: dict[str, list[int]] = {}
@@ -476,7 +492,7 @@ class LatinWords:
         self._exact = all(_is_word(t[0]) and _is_word(t[-1]) for t in self._terms)
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        folded = text.lower()
+        folded = lowered(text)
         if not self._exact or len(folded) != len(text):
             return [m.span() for m in self._fallback.finditer(text)]
         by_start: dict[int, int] = {}
