@@ -19,7 +19,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
@@ -261,14 +261,14 @@ def _literal_firsts(code: int, flags: int) -> _Firsts:
     return {(code, code)}
 
 
-def _item_firsts(op: object, av: object, flags: int) -> tuple[_Firsts, bool] | None:
+def _item_firsts(op: Any, av: Any, flags: int) -> tuple[_Firsts, bool] | None:
     """The first characters of one parsed item and whether it can match empty."""
     if op is _sre.LITERAL:
         assert isinstance(av, int)
         return _literal_firsts(av, flags), False
     if op is _sre.IN:
         out: _Firsts = set()
-        for in_op, in_av in av:  # type: ignore[attr-defined]
+        for in_op, in_av in av:
             if in_op is _sre.LITERAL:
                 out |= _literal_firsts(in_av, flags)
             elif in_op is _sre.RANGE:
@@ -287,7 +287,7 @@ def _item_firsts(op: object, av: object, flags: int) -> tuple[_Firsts, bool] | N
     if op is _sre.BRANCH:
         out = set()
         nullable = False
-        for branch in av[1]:  # type: ignore[index]
+        for branch in av[1]:
             got = _seq_firsts(branch, flags)
             if got is None:
                 return None
@@ -295,10 +295,10 @@ def _item_firsts(op: object, av: object, flags: int) -> tuple[_Firsts, bool] | N
             nullable = nullable or got[1]
         return out, nullable
     if op is _sre.SUBPATTERN:
-        _, add, delete, sub = av  # type: ignore[misc]
+        _, add, delete, sub = av
         return _seq_firsts(sub, (flags | add) & ~delete)
     if op in _REPEATS:
-        low, _, sub = av  # type: ignore[misc]
+        low, _, sub = av
         got = _seq_firsts(sub, flags)
         return None if got is None else (got[0], got[1] or low == 0)
     if op is _sre.ATOMIC_GROUP:
@@ -306,9 +306,9 @@ def _item_firsts(op: object, av: object, flags: int) -> tuple[_Firsts, bool] | N
     return None
 
 
-def _seq_firsts(items: object, flags: int) -> tuple[_Firsts, bool] | None:
+def _seq_firsts(items: Any, flags: int) -> tuple[_Firsts, bool] | None:
     out: _Firsts = set()
-    for op, av in items:  # type: ignore[attr-defined]
+    for op, av in items:
         if op in _ZERO_WIDTH:
             continue
         got = _item_firsts(op, av, flags)
@@ -320,13 +320,13 @@ def _seq_firsts(items: object, flags: int) -> tuple[_Firsts, bool] | None:
     return out, True
 
 
-def _engine_skips(parsed: object, flags: int) -> bool:
+def _engine_skips(parsed: Any, flags: int) -> bool:
     """Whether the regex engine already skips ahead by itself: the pattern starts with a
     literal or a class, or is an alternation of literals, and is case-sensitive (measured:
     a lookahead there only adds work)."""
     if flags & re.IGNORECASE:
         return False
-    data = [item for item in parsed.data if item[0] is not _sre.AT]  # type: ignore[attr-defined]
+    data = [item for item in parsed.data if item[0] is not _sre.AT]
     if not data:
         return True
     op, av = data[0]
