@@ -176,62 +176,6 @@ class TextView:
         return first, last + 1
 
 
-_Events = list[tuple[int, int, int]]
-
-
-def _source_view(source: str, *, fold_case: bool, dashes: bool) -> str:
-    """The view of one match of :data:`_UNSTABLE_RE` (a character, or ``\\r\\n``)."""
-    if source[0] == "\r":
-        return "\n"
-    out = _char_view(source, dashes)
-    if fold_case and out != out.lower():
-        out = out.replace(_LOWER_EXPANDING, "i").lower()
-    return out
-
-
-def _general_view(base: str, *, fold_case: bool, dashes: bool) -> tuple[str, _Events]:
-    """The view and its events, one Python call per unstable character."""
-    events: _Events = []
-
-    def fold_one(match: re.Match[str]) -> str:
-        source = match.group()
-        out = _source_view(source, fold_case=fold_case, dashes=dashes)
-        if len(out) != len(source):
-            events.append((match.start(), len(source), len(out)))
-        return out
-
-    return _UNSTABLE_RE.sub(fold_one, base), events
-
-
-def _replaced_view(base: str, *, fold_case: bool, dashes: bool) -> tuple[str, _Events] | None:
-    """The same view and events as :func:`_general_view`, by one ``str.replace`` per
-    distinct unstable character (a long Chinese text has a few distinct ones — the
-    full-width comma, colon, brackets — but hundreds of occurrences). None when the view
-    of one character holds another unstable character of the text (then replacing one
-    after the other could touch a character twice)."""
-    views = {
-        source: _source_view(source, fold_case=fold_case, dashes=dashes)
-        for source in set(_UNSTABLE_RE.findall(base))
-    }
-    for source, out in views.items():
-        if out != source and any(ch in views or ch == "\r" for ch in out):
-            return None
-    events: _Events = []
-    for source, out in views.items():
-        if len(out) != len(source):
-            at = base.find(source)
-            while at >= 0:
-                events.append((at, len(source), len(out)))
-                at = base.find(source, at + len(source))
-    events.sort()
-    view = base
-    # "\r\n" before a lone "\r", as the regex matches them.
-    for source in sorted(views, key=len, reverse=True):
-        if views[source] != source:
-            view = view.replace(source, views[source])
-    return view, events
-
-
 def text_view(text: str, *, fold_case: bool = False, dashes: bool = True) -> TextView:
     """The view of ``text`` (see the module docstring)."""
     base = text.replace(_LOWER_EXPANDING, "i").lower() if fold_case else text
@@ -239,8 +183,21 @@ def text_view(text: str, *, fold_case: bool = False, dashes: bool = True) -> Tex
         if fold_case and len(base) != len(text):  # unreachable: İ is unstable
             raise AssertionError("case folding changed the length")
         return TextView(original=text, text=base)
-    replaced = _replaced_view(base, fold_case=fold_case, dashes=dashes)
-    view, events = replaced or _general_view(base, fold_case=fold_case, dashes=dashes)
+    events: list[tuple[int, int, int]] = []
+
+    def fold_one(match: re.Match[str]) -> str:
+        source = match.group()
+        if source[0] == "\r":
+            out = "\n"
+        else:
+            out = _char_view(source, dashes)
+            if fold_case and out != out.lower():
+                out = out.replace(_LOWER_EXPANDING, "i").lower()
+        if len(out) != len(source):
+            events.append((match.start(), len(source), len(out)))
+        return out
+
+    view = _UNSTABLE_RE.sub(fold_one, base)
     if not events:
         return TextView(original=text, text=view)
     starts: list[int] = []

@@ -206,35 +206,3 @@ def test_the_sanitizer_detection_view_is_this_view(text: str, data: st.DataObjec
         start = data.draw(st.integers(0, len(ours.text) - 1))
         end = data.draw(st.integers(start + 1, len(ours.text)))
         assert ours.span(start, end) == theirs.span(start, end)
-
-
-# The view is built by one str.replace per distinct character when it can be; that fast
-# path must give exactly what the per-character path gives, events included.
-_REPLACE_ALPHABET = st.sampled_from(
-    list("a李，。：（）…—–‐ＡＳ１①ﬁİK\u3000\u2028\u0085\r\n-.,")
-    + list(INVISIBLE)
-    + ["\r\n", "\u2026\u2026", "\u00bd", "\u2474", "\u3251", "e\u0301"]
-)
-
-
-@_FAST
-@given(
-    text=st.lists(_REPLACE_ALPHABET, max_size=60).map("".join) | st.text(max_size=60),
-    fold_case=st.booleans(),
-    dashes=st.booleans(),
-)
-def test_the_replacing_path_equals_the_per_character_path(
-    text: str, fold_case: bool, dashes: bool
-) -> None:
-    base = text.replace("\u0130", "i").lower() if fold_case else text
-    replaced = textview._replaced_view(base, fold_case=fold_case, dashes=dashes)
-    general = textview._general_view(base, fold_case=fold_case, dashes=dashes)
-    if replaced is not None:
-        assert replaced == general
-
-
-def test_a_long_chinese_text_takes_the_replacing_path() -> None:
-    text = "请把第三题改成填空题，分值不变；时间：45分钟（含讲评）……" * 30
-    replaced = textview._replaced_view(text, fold_case=False, dashes=True)
-    assert replaced is not None
-    assert replaced[0] == text_view(text).text
