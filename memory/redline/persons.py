@@ -385,38 +385,47 @@ _ANY_RULE_REF_RE: Final = fast_compile(
 
 
 def persons(doc: Doc, lo: int, hi: int) -> list[PersonRef]:
-    """Every person reference of the sentence [lo, hi), sorted by start (cached)."""
+    """Every person reference of the sentence [lo, hi), sorted by start (cached per
+    document, and per sentence text like the segmentation: summaries and facts are
+    scanned again every time they are injected)."""
     key = (lo, hi)
     cached = doc._persons.get(key)
     if cached is not None:
         return cached
-    text = doc.text
-    sentence = text[lo:hi]
-    refs = _segmenter_names(sentence, lo)
+    refs = [
+        PersonRef(lo + r.start, lo + r.end, r.kind, r.weight)
+        for r in _sentence_persons(doc.text[lo:hi])
+    ]
+    doc._persons[key] = refs
+    return refs
+
+
+@lru_cache(maxsize=4096)
+def _sentence_persons(sentence: str) -> tuple[PersonRef, ...]:
+    """The person references of one sentence, offsets relative to it, sorted by start."""
+    refs = _segmenter_names(sentence, 0)
     known = {(r.start, r.end) for r in refs}
-    refs += [r for r in _resegmented_names(sentence, lo) if (r.start, r.end) not in known]
+    refs += [r for r in _resegmented_names(sentence, 0) if (r.start, r.end) not in known]
     if _ANY_RULE_REF_RE.search(sentence) is None:
         # None of the rules below can match (most sentences): one scan instead of eight.
-        refs.sort(key=lambda r: (r.start, -r.weight))
-        doc._persons[key] = refs
-        return refs
+        return tuple(sorted(refs, key=lambda r: (r.start, -r.weight)))
     for m in _LATIN_NAME_RE.finditer(sentence):
         if m.group().lower() not in _EN_COMMON:
-            refs.append(PersonRef(lo + m.start(), lo + m.end(), "latin", 0.85))
+            refs.append(PersonRef(m.start(), m.end(), "latin", 0.85))
     for m in _BRACKET_RE.finditer(sentence):
-        refs.append(PersonRef(lo + m.start(1), lo + m.end(1), "bracket", 0.9))
+        refs.append(PersonRef(m.start(1), m.end(1), "bracket", 0.9))
     for m in _SEAT_RE.finditer(sentence):
-        refs.append(PersonRef(lo + m.start(), lo + m.end(), "seat", 0.85))
+        refs.append(PersonRef(m.start(), m.end(), "seat", 0.85))
     for m in _ROLE_RE.finditer(sentence):
-        refs.append(PersonRef(lo + m.start(), lo + m.end(), "role", 0.85))
+        refs.append(PersonRef(m.start(), m.end(), "role", 0.85))
     for m in _PRONOUN_RE.finditer(sentence):
-        refs.append(PersonRef(lo + m.start(), lo + m.end(), "pronoun", 0.85))
+        refs.append(PersonRef(m.start(), m.end(), "pronoun", 0.85))
     for m in _SELF_RE.finditer(sentence):
-        refs.append(PersonRef(lo + m.start(), lo + m.end(), "self", 0.8))
+        refs.append(PersonRef(m.start(), m.end(), "self", 0.8))
     for m in _WEAK_RE.finditer(sentence):
         if sentence.startswith("们", m.end()) or _GOVERNED_RE.search(sentence, 0, m.start()):
             continue
-        refs.append(PersonRef(lo + m.start(), lo + m.end(), "weak", 0.55))
+        refs.append(PersonRef(m.start(), m.end(), "weak", 0.55))
     for m in _X_DUI_RE.finditer(sentence):
         head = m.group(1)
         if (
@@ -424,10 +433,8 @@ def persons(doc: Doc, lo: int, hi: int) -> list[PersonRef]:
             and not GROUP_RE.search(head)
             and head[0] not in "这那我你他她"
         ):
-            refs.append(PersonRef(lo + m.start(1), lo + m.end(1), "x_dui", 0.8))
-    refs.sort(key=lambda r: (r.start, -r.weight))
-    doc._persons[key] = refs
-    return refs
+            refs.append(PersonRef(m.start(1), m.end(1), "x_dui", 0.8))
+    return tuple(sorted(refs, key=lambda r: (r.start, -r.weight)))
 
 
 def _person_adjacent(text: str, person: PersonRef, start: int) -> bool:
