@@ -106,7 +106,7 @@ class Recogniser(Protocol):
 # A full stop between two digits is a decimal point; a comma or colon between digits is
 # a thousands separator or a time. (Every branch starts with a character, never with a
 # lookbehind, so that the regex engine can skip ahead quickly.)
-_SENTENCE_DELIM_RE: Final = re.compile(r"[。!?;\n\r]|\.(?:(?<![0-9]\.)|(?![0-9]))")
+_SENTENCE_DELIM_RE: Final = re.compile(r"(?:[。!?;\n\r]|\.(?:(?<![0-9]\.)|(?![0-9])))+")
 _CLAUSE_DELIM_RE: Final = re.compile(r"[。!?;\n\r、]|[.,:](?:(?<![0-9][.,:])|(?![0-9]))")
 
 
@@ -115,7 +115,7 @@ class Doc:
     """Normalised text with lazily computed boundaries and per-sentence person references."""
 
     text: str
-    _sentences: list[int] | None = None
+    _sentences: tuple[list[int], list[int]] | None = None  # starts and ends of delimiter runs
     _clauses: dict[int, list[int]] = field(default_factory=dict)
     _persons: dict[tuple[int, int], list[PersonRef]] = field(default_factory=dict)
     _digits: list[tuple[Category, int, int, str]] | None = None
@@ -128,15 +128,24 @@ class Doc:
             self._digits = compute(self.text)
         return self._digits
 
-    def sentence_delims(self) -> list[int]:
-        """The offsets of the sentence delimiters, in order (computed once)."""
+    def sentence_delims(self) -> tuple[list[int], list[int]]:
+        """Where the runs of sentence delimiters start and end, in order (computed once;
+        a run such as "。\\n" or the "......" of an ellipsis ends one sentence)."""
         if self._sentences is None:
-            self._sentences = [m.start() for m in _SENTENCE_DELIM_RE.finditer(self.text)]
+            spans = [m.span() for m in _SENTENCE_DELIM_RE.finditer(self.text)]
+            self._sentences = ([a for a, _ in spans], [b for _, b in spans])
         return self._sentences
 
     def sentence(self, pos: int) -> tuple[int, int]:
-        """[start, end) of the sentence holding ``pos`` (delimiters excluded)."""
-        return _bounds(self.sentence_delims(), pos, len(self.text))
+        """[start, end) of the sentence holding ``pos`` (delimiters excluded; a position on
+        a delimiter counts as inside the sentences on both sides of it)."""
+        starts, ends = self.sentence_delims()
+        k = bisect_right(starts, pos)
+        if k and pos < ends[k - 1]:
+            k -= 1
+            lo = ends[k - 1] if k else 0
+            return lo, starts[k + 1] if k + 1 < len(starts) else len(self.text)
+        return (ends[k - 1] if k else 0), (starts[k] if k < len(starts) else len(self.text))
 
     def clause(self, pos: int) -> tuple[int, int]:
         """[start, end) of the clause holding ``pos``.
@@ -172,15 +181,6 @@ class Doc:
         """True when [start, end) holds only clause delimiters and spaces (no sentence end)."""
         gap = self.text[start:end]
         return all(ch.isspace() or ch in ",:、" for ch in gap) and "\n" not in gap
-
-
-def _bounds(delims: list[int], pos: int, length: int) -> tuple[int, int]:
-    """[start, end) between the delimiters around ``pos`` (sorted delimiter offsets)."""
-    k = bisect_right(delims, pos)
-    if k and delims[k - 1] == pos:
-        # pos is itself a delimiter (an item never starts on one); treat it as inside.
-        return (delims[k - 2] + 1 if k > 1 else 0), (delims[k] if k < len(delims) else length)
-    return (delims[k - 1] + 1 if k else 0), (delims[k] if k < len(delims) else length)
 
 
 # --------------------------------------------------------------------------------------
@@ -434,12 +434,12 @@ class Anchors:
 
 def sentence_windows(doc: Doc, positions: list[int]) -> list[tuple[int, int]]:
     """The sentences holding ``positions``, in order (each once)."""
-    delims = doc.sentence_delims()
+    starts, ends = doc.sentence_delims()
     length = len(doc.text)
-    last = len(delims)
+    last = len(starts)
     return [
-        (delims[k - 1] + 1 if k else 0, delims[k] if k < last else length)
-        for k in sorted({bisect_right(delims, pos) for pos in positions})
+        (ends[k - 1] if k else 0, starts[k] if k < last else length)
+        for k in sorted({bisect_right(starts, pos) for pos in positions})
     ]
 
 
