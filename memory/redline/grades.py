@@ -355,6 +355,7 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
     "transcript": ("成绩", "分数", "报告", "综合素质", "排名", "report card", "transcript"),
 }
 _ANCHORS: Final = Anchors(GATE_LITERALS)
+_LETTER_GATE_RE: Final = re.compile(r"[A-F](?![A-Za-z0-9])")
 
 
 # A score right after these describes the paper, not a result: 满分100分, 每小题3分, 占10分
@@ -424,6 +425,8 @@ class GradeRecogniser:
         for pattern, kind, _, spec_sensitive in _ITEMS:
             if anchored is not None and kind in GATE_LITERALS:
                 matches = anchored_matches(doc, pattern, anchored.get(kind))
+            elif kind == "letter" and _LETTER_GATE_RE.search(text) is None:
+                continue  # every letter grade ends in a capital A-F standing alone
             else:
                 matches = list(pattern.finditer(text))
             for m in matches:

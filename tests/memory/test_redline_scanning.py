@@ -121,3 +121,16 @@ _WORDS = ("asthma", "adhd", "flu", "fever", "allergy", "allergies", "sick", "c-s
 def test_latin_words_find_what_the_word_regex_finds(text: str, terms: list[str]) -> None:
     words = LatinWords(terms)
     assert words.spans(text) == [m.span() for m in re.finditer(en(*terms), text)]
+
+
+def test_every_letter_grade_opens_its_gate() -> None:
+    pattern = _GRADE_PATTERNS["letter"]
+
+    @_GENERATED
+    @given(text=st.from_regex(_original(pattern)))
+    def check(text: str) -> None:
+        view = text_view(text).text
+        for match in pattern.finditer(view):
+            assert grades._LETTER_GATE_RE.search(view, match.start(), len(view)), match.group()
+
+    check()
