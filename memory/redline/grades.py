@@ -19,34 +19,39 @@ import re
 from typing import Final
 
 from memory.redline.base import (
+    CN_NUMERALS,
+    DIGITS,
     THRESHOLD,
+    VIEW_SPACES,
     Anchors,
     Candidate,
     Category,
     Doc,
     Finding,
     ahead,
+    anchored_matches,
     back,
     en,
-    latin_variants,
-    sentence_windows,
+    fast_compile,
+    followed_by,
     words,
 )
 from memory.redline.persons import GROUP_RE as _GROUP_RE
-from memory.redline.persons import subject_of
+from memory.redline.persons import persons, subject_of
 
+_CJK: Final = "\u4e00-\u9fff"
 _SUBJECTS: Final = (
     "语文|数学|英语|物理|化学|生物|历史|地理|政治|道德与法治|道法|科学|信息技术|体育|音乐|美术"
 )
-_ACADEMIC_RE: Final = re.compile(
+_ACADEMIC_RE: Final = fast_compile(
     _SUBJECTS + r"|绩点|总分|期中|期末|月考|周考|周测|模拟考|[一二三]模|中考|高考|会考|学考|考试"
     r"|测验|测试|单元测|小测|随堂测|听写|默写|作文|成绩|分数|考核|竞赛|名次|排名|[0-9]分|考|卷"
     r"|[主副]科|[0-9一两三四五六七八九几]门|等级|等第|评定|报告|补考|挂科|及格|口语|实验"
-    r"|排在|排到|掉到|名以后|名开外|名以内|名上下"
+    r"|排在|排到|掉到|名以后|名开外|名以内|名上下|[0-9一二三四五六七八九十百几]多?名(?![单字额著胜人义])"
     r"|"
     + en(
         *words(
-            "math maths english physics chemistry biology history exam exams test"
+            "math maths english physics chemistry biology history exam exams test reading"
             " tests quiz score scores grade grades gpa midterm final class"
         )
     )
@@ -63,7 +68,7 @@ _NOT_RANK_TAIL: Final = (
 _Item = tuple[re.Pattern[str], str, bool, bool]
 _ITEMS: Final[tuple[_Item, ...]] = (
     (
-        re.compile(
+        fast_compile(
             r"[0-9](?<![0-9.][0-9])[0-9]*(?:\.[0-9]+)?\s*多?\s*(?:分(?![钟之析别成为组类配享布解子母段"
             r"开期批层工散支针秒米贝饱熟制辨裂化流队校区院部店行担寸])|"
             + en("point", "points", "pts", "marks")
@@ -74,7 +79,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         True,
     ),
     (
-        re.compile(
+        fast_compile(
             rf"(?:得分|分数|成绩|总分|绩点|{en('score', 'scored', 'scores', 'gpa')})"
             r"\s*(?:是|为|:|of|is|was|only|只有)?\s*"
             r"[0-9]+(?:\.[0-9]+)?(?![0-9.]|\s*(?:分|%|人|名|题|道|个|门|次|年|月|日|号|页|课|章|节"
@@ -85,7 +90,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         True,
     ),
     (
-        re.compile(
+        fast_compile(
             r"(?:语文|数学|英语|物理|化学|生物|历史|地理|政治|道法|科学)\s*:?\s*[0-9]{1,3}"
             r"(?:\.[0-9])?(?![0-9.]|\s*(?:年|班|届|题|道|页|课|章|节|单元|册|版|分|个|次|人|%|级"
             r"|小时|天|周|号|期|讲|套|张|份|遍|篇|本|上|下))"
@@ -95,13 +100,24 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         True,
     ),
     (
-        re.compile(r"[0-9](?<![0-9./][0-9])[0-9]{0,2}(?:\.[0-9]+)?\s*/\s*[0-9]{2,3}(?![0-9/])"),
+        # A roster of people and their scores: 苗苗 612，鹏鹏 587; 韩梅梅 95、李雷 88.
+        fast_compile(
+            rf"(?:[{_CJK}]{{2,4}}|[A-Z][a-z]{{1,12}})\s*:?\s*[0-9]{{2,3}}(?:\.5)?\s*[、,;]\s*"
+            rf"(?:[{_CJK}]{{2,4}}|[A-Z][a-z]{{1,12}})\s*:?\s*[0-9]{{2,3}}(?:\.5)?"
+            r"(?![0-9%.]|\s*(?:岁|个|人|元|块|次|分钟|页|号|米|斤|公斤|cm|kg|年|月|日|天))"
+        ),
+        "roster",
+        False,
+        False,
+    ),
+    (
+        fast_compile(r"[0-9](?<![0-9./][0-9])[0-9]{0,2}(?:\.[0-9]+)?\s*/\s*[0-9]{2,3}(?![0-9/])"),
         "fraction",
         True,
         True,
     ),
     (
-        re.compile(
+        fast_compile(
             r"(?:等级|评级|等第|成绩|得了|拿了|考了|得到|评为|获评|获得|是|"
             + en("grade", "graded", "grades", "got", "get", "an", "a")
             + r")\s*个?"
@@ -113,13 +129,14 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     ),
     (
         # A bare number or numeral right after an exam word: 月考87, 期中112, 测验七十三.
-        re.compile(
-            r"(?:月考|期中|期末|测验|小测|周测|周考|模拟考|[一二三]模|单元测试|考试|卷子|听写|默写|quiz"
+        fast_compile(
+            r"(?:月考|期中|期末|测验|小测|(?<![上下本这每])周测|周考|模拟考|[一二三]模|单元测试|考试|卷子|听写"
+            r"|默写|quiz"
             r"|test|midterm|final)(?:总分|成绩|数学|语文|英语|物理|化学|[^0-9,:;。!?]{0,4}?)"
             r"(?:考了个?|得了|只有|才|是|为|拿了)?\s*"
             rf"(?:[0-9]{{2,3}}(?:\.[0-9])?|{_CN_NUM}{{2,5}})"
             r"(?![0-9.%]|\s*(?:分钟|道|题|个|人|页|名|%|年|月|日|号|次|天|周|小时|秒|分之|套|张|份|篇"
-            r"|课|章|节|单元))"
+            r"|课|章|节|单元|米|千米|公里|秒|克|千克|斤|元|块|岁|度|cm|km|kg|m\b))"
         ),
         "bare_number",
         False,
@@ -127,7 +144,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     ),
     (
         # Approximate numerals by their tail: 九十出头, 八十来分, 三百名以后, 二十名上下.
-        re.compile(
+        fast_compile(
             rf"(?:{_CN_NUM}|[0-9])+\s*(?:出头|来分|多分|几分|分左右|多|几)?\s*"
             r"(?:出头|来分|分左右|左右|上下|开外|名以后|名开外|名以内|名上下|以内|以后|名开外)"
         ),
@@ -139,9 +156,12 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         # Other approximate and Chinese numerals: 刚过一百, 将近满分, 前五十, 才考了六十多,
         # 总分一百二十多. Every branch starts with one of its anchors, so it is matched at
         # the anchors only (_MATCH_AT_ANCHOR).
-        re.compile(
+        fast_compile(
             rf"刚过\s*(?:{_CN_NUM}+|[0-9]+)|(?:将近|接近|差点)满分"
-            r"|(?:考了?|拿了?|得了?|测|考试|测验|听写|默写)\s*满分(?![作卷答范标试题0-9])"
+            r"|(?:考了?|拿了?|得了?|测|考试|测验|听写|默写)个?\s*满分(?![作卷答范标试题0-9])"
+            # A subject or a paper with 满分 and no number after it: 语文作文满分.
+            r"|(?:语文|数学|英语|物理|化学|生物|历史|地理|政治|作文|听写|默写|口语|实验|小测|测验)满分"
+            r"(?!\s*(?:[0-9一二三四五六七八九十百]|[作卷答范标试题是为:]))"
             rf"|(?:年级|班级|班里|全班)前\s*(?:{_CN_NUM}+|[0-9]+)\s*名?(?![0-9]){_NOT_RANK_TAIL}"
             rf"|前\s*(?:{_CN_NUM}+|[0-9]+)\s*名?(?![0-9]){_NOT_RANK_TAIL}"
             rf"|(?:考了|只考了?|才考了?|考到|只有|才|得了|才得了?|拿了)\s*(?:{_CN_NUM}{{1,5}}|[0-9]{{1,3}})多?"
@@ -153,13 +173,13 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         True,
     ),
     (
-        re.compile(rf"{_CN_NUM}{{2,5}}多?\s*分(?![钟之])"),
+        fast_compile(rf"{_CN_NUM}{{2,5}}多?\s*分(?![钟之])"),
         "approx_score",
         True,
         True,
     ),
     (
-        re.compile(
+        fast_compile(
             rf"(?:排名|名次)\s*(?:是|为|:)?\s*(?:倒数)?\s*(?:第\s*)?{_NUM}(?:\s*名)?{_NOT_RANK_TAIL}"
             + rf"|{en('rank', 'ranked')}\s*(?:#|[Nn]o\.?\s*)?[0-9]+"
         ),
@@ -168,7 +188,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         False,
     ),
     (
-        re.compile(
+        fast_compile(
             r"(?:年级|班级|班上|班里|全班|全校|全年级|级部|全区|全市|全县|全省)\s*(?:排名|排)?\s*"
             rf"(?:倒数)?\s*第\s*{_NUM}(?:\s*名)?{_NOT_RANK_TAIL}"
         ),
@@ -177,7 +197,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         False,
     ),
     (
-        re.compile(
+        fast_compile(
             rf"倒数\s*第\s*{_NUM}(?:\s*名|{_NOT_RANK_TAIL})|第\s*{_NUM}\s*名|倒数几名|名次|排名"
         ),
         "rank_plain",
@@ -186,8 +206,9 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     ),
     (
         # Pass and fail, slang included; strong words carry their own context.
-        re.compile(
+        fast_compile(
             r"不及格|没及格|没有及格|刚及格|刚刚及格|勉强及格|及格边缘|挂科|挂了|挂掉|挂[了掉]?[一两三四几0-9]门"
+            r"|(?:总算|终于|才|也|都|算是|考)及格了?|(?<![不没])及格了|及格线(?:上下|附近|边缘|徘徊)"
             r"|补考|重修|红灯|不合格|没过关|没过|没通过|没达标|不达标|考砸|考崩|考糊|考炸|考得?稀烂"
             r"|一塌糊涂|考得?[^,。!?;]{0,3}?(?:很差|太差|真差|差劲|差多了|不理想|很好|不错|挺好|很棒|糟糕)"
             r"|考(?:得|的)?(?:很|太|真|特别|非常|挺)?(?:差|好|烂)"
@@ -201,11 +222,15 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     ),
     (
         # Qualitative results and standing.
-        re.compile(
+        fast_compile(
             r"全优|全A|优秀|良好|(?:得了|拿了|评了|评为|被评为|是|都是|等级是|等级为|等第是)个?[优良中差]"
-            r"(?![秀好等点势质美异])|合格|中下游|中上游|下游|吊车尾|垫底|数一数二|学霸|学渣|最差|倒数"
+            r"(?![秀好等点势质美异])(?=$|[,.;!?:。、\s)\"”]|了|的|啊|呢|吧|哦|等|级|档)|合格|中下游|中上游|下游|吊车尾|垫底|数一数二|学霸|学渣|最差|倒数"
+            r"|(?:全班|全年级|年级|班里|班上)?最(?:低|差)分?|最高分"
             r"|成绩(?:很|太|特别|非常|挺|比较|一直|还)?(?:差|好|一般|不好|不错|优异|拔尖|平平)"
             r"|(?:学|考)得一般"
+            r"|(?<![A-Za-z])(?:top|bottom) of (?:the|his|her|my|our) (?:class|grade|year)"
+            r"(?![A-Za-z])"
+            r"|(?<![A-Za-z])came (?:first|last|top|bottom|[0-9]{1,3}(?:st|nd|rd|th))(?![A-Za-z])"
         ),
         "qualitative",
         True,
@@ -213,17 +238,38 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     ),
     (
         # Progress and decline over time.
-        re.compile(
+        fast_compile(
             r"进步|退步|提高了|提高到|提到|下滑|下降|往后退|往前挪|往前|往后|往下掉|掉到|掉了|升到|滑到"
             r"|比上次[^,。!?;]{0,6}?(?:少|多|高|低|差|好)|少了[^,。!?;]{0,4}分|多了[^,。!?;]{0,4}分"
             r"|(?<![A-Za-z])(?:improved|dropped|declined)(?![A-Za-z])"
+            rf"|(?:前进|后退|进|退|上升|下降|掉)了?(?:{_CN_NUM}+|[0-9]+)多?个?名"
         ),
         "progress",
         True,
         False,
     ),
     (
-        re.compile(
+        # An English result with a bare number: got 72 on the test, scored 45% in the exam.
+        fast_compile(
+            r"(?<![A-Za-z])(?:got|gets|get|scored|scores|received|earned)(?![A-Za-z])"
+            r"\s*(?:a|an|only|just)?\s*[0-9]++(?:\.[0-9]++)?\s*(?:%|/\s*[0-9]{2,3}|points|marks)?"
+            r"(?!\s*(?:apples|minutes|hours|days|years|people|students|kids|times))"
+        ),
+        "score_en",
+        True,
+        False,
+    ),
+    (
+        # How many items were right or wrong: 只对了三道大题, 错了十几个.
+        fast_compile(
+            rf"(?:只|才|就|全|都)?(?:做)?(?:对|错)了(?:{_CN_NUM}+|[0-9]+)(?:多|几)?(?:道|个|处|题|空)"
+        ),
+        "items",
+        True,
+        False,
+    ),
+    (
+        fast_compile(
             r"成绩单|成绩表|成绩条|分数条|分数单|成绩册|成绩报告单?|素质报告[册单]|报告册|成绩记录"
             r"|各科成绩|考试成绩|综合素质评价|排名表|排名榜|report card|transcript"
         ),
@@ -234,58 +280,87 @@ _ITEMS: Final[tuple[_Item, ...]] = (
 )
 
 _SUBJECT_WORDS: Final = tuple(_SUBJECTS.split("|"))
-_CN_DIGITS: Final = tuple("零一二三四五六七八九十百两〇")
-# Literals every match of a pattern contains (see memory.redline.base.Anchors). Patterns
-# without an entry start with a literal or a small class and scan the whole text faster
-# than the anchors would.
-_ANCHORS: Final = Anchors(
-    {
-        "score_word": ("得分", "分数", "成绩", "总分", "绩点", *latin_variants("score", "gpa")),
-        "letter": tuple("ABCDEF"),
-        "bare_number": (
-            *("月考", "期中", "期末", "测验", "小测", "周测", "周考", "模拟考", "一模", "二模"),
-            *("三模", "单元测试", "考试", "卷子", "听写", "默写"),
-            *latin_variants("quiz", "test", "midterm", "final"),
+_NUMBER_START: Final = DIGITS + CN_NUMERALS + VIEW_SPACES
+# Literals every match of a kind contains (a test checks it on generated matches of every
+# pattern): the sentences holding none are never scanned (see SentenceGate). Latin
+# literals match in any case. ``letter`` (A-F after a verb as short as 是 or "a") has no
+# useful literal and scans the whole text.
+GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
+    "score": (
+        *followed_by(tuple(DIGITS), "分多" + VIEW_SPACES),
+        *("point", "pts", "marks"),
+    ),
+    "score_word": ("得分", "分数", "成绩", "总分", "绩点", "score", "gpa"),
+    "score_subject": followed_by(
+        ("语文", "数学", "英语", "物理", "化学", "生物", "历史", "地理", "政治", "道法", "科学"),
+        DIGITS + ":" + VIEW_SPACES,
+    ),
+    "fraction": followed_by(tuple(DIGITS), "/" + VIEW_SPACES),
+    "roster": followed_by(tuple(DIGITS), "、,;" + VIEW_SPACES),
+    "bare_number": (
+        *("月考", "期中", "期末", "测验", "小测", "周测", "周考", "模拟考", "一模", "二模"),
+        *("三模", "单元测试", "考试", "卷子", "听写", "默写", "quiz", "test", "midterm", "final"),
+    ),
+    "approx_tail": ("出头", "来分", "左右", "上下", "开外", "以后", "以内"),
+    "approx": (
+        "刚过",
+        "满分",
+        *followed_by(("前",), _NUMBER_START),
+        *followed_by(
+            ("考了", "只考", "才考", "考到", "只有", "才", "得了", "才得", "拿了"), _NUMBER_START
         ),
-        "approx_tail": ("出头", "来分", "左右", "上下", "开外", "以后", "以内"),
-        "approx": (
-            *(
-                "刚过",
-                "将近",
-                "接近",
-                "差点",
-                "考",
-                "拿",
-                "得",
-                "测",
-                "听写",
-                "默写",
-                "年级",
-                "班级",
-            ),
-            *("班里", "全班", "前", "只考", "才考", "只有", "才", "总分", "分数", "成绩"),
-            *("数学", "语文", "英语", "物理", "化学", "生物", "历史", "地理"),
+        *followed_by(
+            ("总分", "分数", "成绩", "数学", "语文", "英语", "物理", "化学", "生物", "历史"),
+            CN_NUMERALS + VIEW_SPACES,
         ),
-        "rank_word": ("排名", "名次", *latin_variants("rank", "ranked")),
-        "pass_fail": (
-            *("及格", "挂", "补考", "重修", "红灯", "合格", "没过", "没通过", "达标", "考", "糊涂"),
-            *latin_variants("failed", "fails", "flunked", "passed", "average", "ranked"),
+        *followed_by(("地理",), CN_NUMERALS + VIEW_SPACES),
+    ),
+    "approx_score": followed_by(tuple(CN_NUMERALS), "分多" + VIEW_SPACES),
+    "rank_word": ("排名", "名次", "rank"),
+    "rank_scope": followed_by(("第",), _NUMBER_START),
+    "rank_plain": (*followed_by(("第",), _NUMBER_START), "倒数", "名次", "排名"),
+    "pass_fail": (
+        *("及格", "挂科", "挂了", "挂掉", *followed_by(("挂",), "一两三四几" + DIGITS)),
+        *("补考", "重修", "红灯", "合格", "没过", "没通过", "达标", "考砸", "考崩", "考糊"),
+        *("考炸", "稀烂", "糊涂", "很差", "太差", "真差", "差劲", "差多了", "不理想", "很好"),
+        *("不错", "挺好", "很棒", "糟糕"),
+        *followed_by(("考",), "差好烂得的很太真特非挺"),
+        *("failed", "fails", "flunked", "passed", "average", "ranked"),
+    ),
+    "qualitative": (
+        *("top of", "bottom of", "came"),
+        *(
+            "全优",
+            "全a",
+            "优秀",
+            "良好",
+            "合格",
+            "下游",
+            "中上游",
+            "吊车尾",
+            "垫底",
+            "数一数二",
+            "学霸",
         ),
-        "qualitative": (
-            *("优", "良", "中", "差", "合格", "游", "吊车尾", "垫底", "数一数二", "学霸", "学渣"),
-            *("倒数", "成绩", "一般", "全A"),
-        ),
-        "progress": (
-            *("进步", "退步", "提高", "提到", "下滑", "下降", "往", "掉", "升到", "滑到", "比上次"),
-            *("少了", "多了", *latin_variants("improved", "dropped", "declined")),
-        ),
-    }
-)
+        *("学渣", "最差", "倒数", "成绩", "得一般", "最低", "最高分"),
+        *followed_by(("了", "为", "是"), "优良中差个"),
+    ),
+    "progress": (
+        *followed_by(("进", "退", "掉", "升", "降"), DIGITS + CN_NUMERALS + "了"),
+        *("进步", "退步", "提高", "提到", "下滑", "下降", "往后", "往前", "往下", "掉到", "掉了"),
+        *("升到", "滑到", "比上次", "少了", "多了", "improved", "dropped", "declined"),
+    ),
+    "score_en": ("got", "gets", "get", "scored", "scores", "received", "earned"),
+    "items": ("对了", "错了"),
+    "transcript": ("成绩", "分数", "报告", "综合素质", "排名", "report card", "transcript"),
+}
+_ANCHORS: Final = Anchors(GATE_LITERALS)
+_LETTER_GATE_RE: Final = re.compile(r"[A-F](?![A-Za-z0-9])")
 
 
 # A score right after these describes the paper, not a result: 满分100分, 每小题3分, 占10分
 # (but 考了满分100分 is a result).
-_SPEC_PREFIX_RE: Final = re.compile(
+_SPEC_PREFIX_RE: Final = fast_compile(
     r"(?:(?<!考了)(?<!得了)(?<!拿了)(?<!考到)(?<![考得拿])满分|总分值|分值|优秀线|及格线|分数线"
     r"|每(?:个?小题|小问|道题?|题|空|问|个|项|处|格|一题|一问|部分|篇|步)"
     r"|本题|该题|此题|这题|本大题|本小题|这道题|小题|大题|压轴题"
@@ -294,28 +369,35 @@ _SPEC_PREFIX_RE: Final = re.compile(
     r"(?:的)?(?:总分|满分)?\s*(?:为|是|:|有|了|约|达)?\s*$"
 )
 # The trigger describes the paper, a rubric or a plan, not a result.
-_SPEC_CONTEXT_RE: Final = re.compile(
+_SPEC_CONTEXT_RE: Final = fast_compile(
     r"评分|标准|细则|分为|分成|档|等级评价|满分|每题|每小题|每空|分值|出一份|出一套|出题|试卷[^,。]{0,6}"
     r"(?:分|题)|设计|模板|评价量表|及格线|优秀线|定为|公布|查卷|签字|名单|通知|统计|分布|人数"
 )
-_RESULT_RE: Final = re.compile(
+# A score followed by these is the edge of a band: 90分以上, 60分及以下, 80分至89分.
+_BAND_AFTER_RE: Final = fast_compile(r"\s*(?:以上|以下|及以上|及以下|至|到|~|-|或以上|或以下)")
+_RESULT_RE: Final = fast_compile(
     r"考了|考到|考得|考出|得了|得到|拿了|拿到|获得|得分|分数是|分数为|成绩是|成绩为|成绩:|只有"
     r"|排名|排在|名列|位列|只考|才考|仅考|" + en("scored", "got", "received", "earned", "ranked")
 )
-_TEMPLATE_AFTER_RE: Final = re.compile(r"^.{0,4}?(?:模板|模版|格式|样式|样板|表头|设计|制作|怎么)")
+_TEMPLATE_AFTER_RE: Final = fast_compile(
+    r"^.{0,4}?(?:模板|模版|格式|样式|样板|表头|设计|制作|怎么)"
+)
 # A rank in a competition or a sports event is not an academic result (unless an exam or
 # a subject is named too): 绘画比赛第一名, 一百米第三名.
-_COMPETITION_RE: Final = re.compile(
+_COMPETITION_RE: Final = fast_compile(
     r"比赛|大赛|运动会|体育节|艺术节|演讲|朗诵|歌唱|歌咏|合唱|绘画|书法|舞蹈|[0-9一二三四五六七八九十百千]+米"
     r"|跳远|跳高|长跑|短跑|游泳|球赛|象棋|围棋|" + en("race", "match", "tournament", "contest")
 )
-_EXAM_RE: Final = re.compile(
+_EXAM_RE: Final = fast_compile(
     r"语文|数学|英语|物理|化学|生物|历史|地理|政治|道法|科学"
     + r"|期中|期末|月考|周测|考试|测验|模拟考|[一二三]模|中考|高考|成绩|分数|"
     + en("exam", "test", "quiz", "midterm", "final", "math", "maths", "english", "physics")
 )
 _COMPETITION_KINDS: Final = frozenset(
-    {"rank_word", "rank_scope", "rank_plain", "approx", "approx_tail", "qualitative", "pass_fail"}
+    {
+        *("rank_word", "rank_scope", "rank_plain", "approx", "approx_tail", "qualitative"),
+        *("pass_fail", "progress", "items", "score_en"),
+    }
 )
 # Kinds whose words often describe a rubric or a plan; the spec context vetoes them.
 _SPEC_VETOED: Final = frozenset(
@@ -328,6 +410,7 @@ _SPEC_VETOED: Final = frozenset(
         "approx_score",
         "transcript",
         "progress",
+        "items",
     }
 )
 
@@ -336,24 +419,25 @@ class GradeRecogniser:
     category = Category.GRADE
 
     def find(self, doc: Doc) -> list[Candidate]:
+        text = doc.text
         out: list[Candidate] = []
-        anchored = _ANCHORS.positions(doc.text)
-        for pattern, kind, _, _ in _ITEMS:
-            if kind not in _ANCHORED:
-                out += [Candidate(m.start(), m.end(), kind) for m in pattern.finditer(doc.text)]
-                continue
-            positions = anchored.get(kind)
-            if not positions:
-                continue
-            if kind in _MATCH_AT_ANCHOR:
-                for pos in sorted(set(positions)):
-                    m = pattern.match(doc.text, pos)
-                    if m is not None:
-                        out.append(Candidate(m.start(), m.end(), kind))
-                continue
-            for lo, hi in sentence_windows(doc, positions):
-                for m in pattern.finditer(doc.text, lo, hi):
-                    out.append(Candidate(m.start(), m.end(), kind))
+        anchored = _ANCHORS.positions(text)
+        for pattern, kind, _, spec_sensitive in _ITEMS:
+            if anchored is not None and kind in GATE_LITERALS:
+                matches = anchored_matches(doc, pattern, anchored.get(kind))
+            elif kind == "letter" and _LETTER_GATE_RE.search(text) is None:
+                continue  # every letter grade ends in a capital A-F standing alone
+            else:
+                matches = list(pattern.finditer(text))
+            for m in matches:
+                start = m.start()
+                # The cheapest veto, before any object is made: the number describes the
+                # paper (满分100分, 每题3分). Most numbers of an exam request end here.
+                if spec_sensitive and _SPEC_PREFIX_RE.search(
+                    text, max(doc.sentence(start)[0], start - 8), start
+                ):
+                    continue
+                out.append(Candidate(start, m.end(), kind))
         return out
 
     def validate(self, doc: Doc, candidate: Candidate) -> bool:
@@ -374,11 +458,29 @@ class GradeRecogniser:
             lo, hi = doc.clause_span(start, end) if score >= THRESHOLD else (start, end)
             return Finding(Category.GRADE, lo, hi, score, reasons, trigger)
 
-        needs_context, spec_sensitive = _FLAGS[kind]
+        needs_context, _ = _FLAGS[kind]
         lo, hi = doc.sentence(start)
-        # The cheapest veto first: the number describes the paper (满分100分, 每题3分).
-        if spec_sensitive and _SPEC_PREFIX_RE.search(text, max(lo, start - 8), start):
-            return finding(0.1, "describes the paper (满分, 每题, 本题 …)")
+        if (
+            kind == "score"
+            and _BAND_AFTER_RE.match(text, end)
+            and not _RESULT_RE.search(text, max(lo, start - 6), start)
+        ):
+            return finding(0.1, "a band of a rubric (90分以上), not a result")
+        if kind == "roster":
+            if _ROSTER_COUNTS_RE.search(text, lo, hi):
+                return finding(0.1, "a list of counts (人数, 名额 …), not of scores")
+            named = [
+                r
+                for r in persons(doc, lo, hi)
+                if start <= r.start
+                and r.end <= end
+                and r.kind in _ROSTER_KINDS
+                and not text[r.start : r.end].endswith(("老师", "校长", "主任"))
+            ]
+            if not named:
+                return finding(0.1, "a list of numbers with nobody named in it")
+            who = text[named[0].start : named[0].end]
+            return finding(named[0].weight, f"roster ({trigger})", f"names {who} ({named[0].kind})")
         if needs_context and not _ACADEMIC_RE.search(
             text, back(text, start, lo, 16), ahead(text, end, hi, 16)
         ):
@@ -417,9 +519,9 @@ class GradeRecogniser:
         )
 
 
-_ANCHORED: Final = frozenset(_ANCHORS.keys)
-# Kinds whose every match starts with one of their anchors: tried at the anchors only.
-_MATCH_AT_ANCHOR: Final = frozenset({"approx"})
+_ROSTER_COUNTS_RE: Final = fast_compile(r"人数|名额|人次|报名|票数|个人|本书|件|张")
+# The references a roster's entries can be (a pronoun or a role is no entry of a list).
+_ROSTER_KINDS: Final = frozenset({"name", "nickname", "latin", "bracket"})
 _FLAGS: Final[dict[str, tuple[bool, bool]]] = {
     kind: (needs, spec) for _, kind, needs, spec in _ITEMS
 }

@@ -21,13 +21,12 @@ patient, notices to a group and class statistics pass.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Final
 
-from ahocorasick_rs import AhoCorasick, MatchKind
+from ahocorasick_rs import AhoCorasick, Implementation, MatchKind
 
 from memory.redline.base import (
     THRESHOLD,
@@ -36,10 +35,11 @@ from memory.redline.base import (
     Category,
     Doc,
     Finding,
+    LatinWords,
+    anchored_matches,
     back,
     en,
-    latin_variants,
-    sentence_windows,
+    fast_compile,
     words,
 )
 from memory.redline.persons import segment, subject_of
@@ -90,49 +90,52 @@ def vocabulary() -> tuple[str, ...]:
 def _terms() -> AhoCorasick:
     """The vocabulary as one automaton (leftmost-longest, like a longest-first alternation)."""
     return AhoCorasick(
-        [t for t in vocabulary() if not t.isascii()], matchkind=MatchKind.LeftmostLongest
+        [t for t in vocabulary() if not t.isascii()],
+        matchkind=MatchKind.LeftmostLongest,
+        implementation=Implementation.DFA,
     )
 
 
 @cache
-def _latin_term_re() -> re.Pattern[str]:
-    return re.compile(en(*(t for t in vocabulary() if t.isascii()), *_EN_TERMS))
+def _latin_terms() -> LatinWords:
+    return LatinWords([*(t for t in vocabulary() if t.isascii()), *_EN_TERMS])
 
 
-_ANY_LATIN_RE: Final = re.compile("[A-Za-z]")
-_CUE_ANCHORS: Final = Anchors(
-    {
-        "cue": (
-            "医生",
-            "大夫",
-            "校医",
-            "医院",
-            "诊所",
-            "卫生院",
-            "医务室",
-            "急诊",
-            "科",
-            "身体",
-            "舒服",
-            "说是",
-            "吊",
-            "挂",
-            "输",
-            "长了",
-            "检查",
-            "出血",
-            "切除",
-            "摘除",
-            "疼",
-            "痛",
-            "肿",
-            "发炎",
-            "晕倒",
-            "昏倒",
-            *latin_variants("broke", "broken", "sprained"),
-        ),
-    }
-)
+_ANY_LATIN_RE: Final = fast_compile("[A-Za-z]")
+_CUE_ANCHORS_TABLE: Final[dict[str, tuple[str, ...]]] = {
+    "cue": (
+        "医生",
+        "大夫",
+        "校医",
+        "医院",
+        "诊所",
+        "卫生院",
+        "医务室",
+        "急诊",
+        *("儿科", "眼科", "牙科", "口腔科", "骨科", "科说是"),
+        *("皮肤科", "耳鼻喉科", "神经科", "精神科", "心理科", "心内科", "内科", "外科", "妇科"),
+        *("中医科", "五官科", "呼吸科", "消化科", "内分泌科", "康复科", "肿瘤科", "血液科"),
+        *("感染科", "泌尿科", "整形科", "儿童保健科", "药", "针", "胰岛素", "吊瓶", "吐了", "牙"),
+        "身体",
+        "舒服",
+        "吊",
+        "挂",
+        "输",
+        "长了",
+        "检查",
+        "出血",
+        "切除",
+        "摘除",
+        "疼",
+        "痛",
+        "肿",
+        "发炎",
+        "晕倒",
+        "昏倒",
+        *("broke", "broken", "sprained"),
+    ),
+}
+_CUE_ANCHORS: Final = Anchors(_CUE_ANCHORS_TABLE)
 
 
 _EN_TERMS: Final = words(
@@ -141,7 +144,7 @@ _EN_TERMS: Final = words(
     " hospitalized allergic allergy allergies pregnant surgery fever flu medication therapy"
     " inhaler diagnosed sick"
 )
-_HEAD_RE: Final = re.compile(r"(?:炎|症|癌|瘤|综合征|病)(?![毒菌句])")
+_HEAD_RE: Final = fast_compile(r"(?:炎|症|癌|瘤|综合征|病)(?![毒菌句])")
 # Words with a condition's head that name no condition: figures of speech and the
 # generic nouns of the field (疾病 is "illness" in general, not anyone's diagnosis).
 _FIGURATIVE: Final = frozenset(
@@ -150,57 +153,67 @@ _FIGURATIVE: Final = frozenset(
         " 病句 症结 对症 炎热 炎黄 疾病 诟病 传染病 慢性病 常见病 多发病 流行病 后遗症 并发症"
     )
 )
-_CUE_RE: Final = re.compile(
+_CUE_RE: Final = fast_compile(
     r"(?:医生|大夫|校医)(?:说|讲|让|建议|诊断|开了)|(?:去|到|上|在|进|送|送到|跑)了?(?:医院|诊所|卫生院"
     r"|医务室|急诊|儿科|眼科|牙科|口腔科|骨科)|身体(?:不舒服|不好|不适|出了问题|很差|很虚|虚弱|欠佳)"
+    r"|(?:去|到|在|看了?|挂了?)(?:了|个)?(?:皮肤|耳鼻喉|神经|精神|心理|心内|内|外|妇|眼|牙|骨|中医|五官|呼吸"
+    r"|消化|内分泌|康复|肿瘤|血液|感染|泌尿|整形|儿童保健)科"
+    # Taking or being given medicine: 吃一次药, 涂了点药膏, 打了两针, 打胰岛素.
+    r"|(?:吃|服|用|涂|抹|擦|滴|喷)(?:了|着|过)?(?:[一两三四五六七八九十几半]+[次片粒颗支瓶袋顿种]|点|些)?"
+    r"(?:中|西|消炎|退烧|止痛|止咳|感冒|过敏|抗生素|头孢|降压|眼)?(?:药|药膏|药水|药片)"
+    r"|打(?:了|过)?[一两三几]?针|打胰岛素|打吊瓶"
+    # Vomiting said of someone (not 吐了口气, 吐槽), a tooth pulled or filled.
+    r"|(?:又|昨晚|晚上|早上|半夜|一直|老是|还)吐了(?!口|槽|出|舌|个)|吐了(?:好几次|一晚上|[一两三几]次)"
+    r"|(?:拔|补)了?[一两三几0-9]?颗?牙"
     r"|[\u4e00-\u9fff]{1,3}科说是|(?:医院|医生|大夫)说是|(?:吊|挂|输)了?[^,。!?;]{0,4}?[水液]"
     r"|长了个?(?:东西|瘤子|包块|肿块|疙瘩)|(?:在|去|要)做(?:个|一系列|各种)?检查|做了(?:个|一系列|各种)?检查"
-    r"|(?:老|总|经常|又)出血|切除|摘除|(?:头|肚子|胃|牙|腿|腰|嗓子|喉咙|眼睛|耳朵|胸口|脚)(?:很|特别|有点|一直|老是)?(?:疼|痛|肿"
+    r"|(?:老|总|经常|又)出血|切除|摘除|(?:头|肚子|胃|牙|腿|腰|嗓子|喉咙|眼睛|耳朵|胸口|脚|脸|手|膝盖|手腕|脚踝|嘴|牙龈|鼻子|背|脖子"
+    r"|肩膀)(?:很|特别|有点|一直|老是)?(?:疼|痛|肿"
     r"|发炎|不舒服|出血)|晕倒|昏倒|(?:broke|broken|sprained) (?:his|her|my) (?:arm|leg|ankle|wrist)"
 )
 # Literary or emotional use: 表达了抑郁的情绪, 抒发焦虑之情.
-_LITERARY_BEFORE_RE: Final = re.compile(
+_LITERARY_BEFORE_RE: Final = fast_compile(
     r"表达|抒发|表现|体现|描写|刻画|渲染|烘托|流露|透露|传达|营造|充满|寄托|基调"
 )
-_LITERARY_AFTER_RE: Final = re.compile(
+_LITERARY_AFTER_RE: Final = fast_compile(
     r"的?\s*(?:情绪|心情|之情|情感|氛围|色彩|基调|情怀|气氛|意境|心境|情调|意象|风格|诗|词|文学)"
 )
 # A teaching topic rather than a person's condition: 关于预防近视的班会课, 糖尿病的成因.
-_TOPIC_BEFORE_RE: Final = re.compile(
+_TOPIC_BEFORE_RE: Final = fast_compile(
     r"关于|预防|防治|科普|讲解|讲述|介绍|了解|认识|什么是|如何|怎样|针对|应对|识别|主题|话题"
     r"|宣传|远离|避免|防范|有关|以\s*[\"'“‘《「]|讲讲|讨论|研究|探究|常见|讲了|讲的是|论文"
 )
-_TOPIC_AFTER_RE: Final = re.compile(
+_TOPIC_AFTER_RE: Final = fast_compile(
     r"成因|原因(?!是)|症状|表现|预防|防治|知识|科普|危害|机制|原理|定义|分类|特点|讲座|主题|班会|宣传"
     r"|课(?!上|前|后)|教育|相关|患者|病人|病例|案例|急救|常识|手抄报|宣讲|是什么|为主题|细胞|科学"
     r"|行为|言论|病毒|传播|怎么|反应的原理|室"
 )
 # Education senses of words in the lexicon: 学情诊断, 诊断性测试.
-_EDU_SENSE_BEFORE_RE: Final = re.compile(
+_EDU_SENSE_BEFORE_RE: Final = fast_compile(
     r"(?:学情|教学|学业|错因|错题|故障|课堂|考试|作业|知识|问题)$"
 )
-_EDU_SENSE_AFTER_RE: Final = re.compile(r"性|测|卷|练|题|评价|分析|报告单?(?:显示|上)")
+_EDU_SENSE_AFTER_RE: Final = fast_compile(r"性|测|卷|练|题|评价|分析|报告单?(?:显示|上)")
 _EDU_SENSE_TERMS: Final = frozenset({"诊断", "确诊"})
 # A mood word used for a passing feeling, not a condition: 感到非常焦虑, 很焦虑吗.
 _MOOD_TERMS: Final = frozenset(words("焦虑 抑郁 忧郁 紧张 失眠 头疼 头痛 恶心"))
-_FEELING_BEFORE_RE: Final = re.compile(
+_FEELING_BEFORE_RE: Final = fast_compile(
     r"(?:感到|感觉|觉得|显得|让人|让我|让他|让她|让你|使人|令人|好|很|非常|十分|有点|有些|太|极度|特别"
     r"|更加|更|和|与|或)\s*(?:非常|很|十分|有点|有些|极度|特别|更加|更)?$"
 )
-_FEELING_AFTER_RE: Final = re.compile(r"感|情绪|的情绪|的心情|不安|随之|吗|呢")
+_FEELING_AFTER_RE: Final = fast_compile(r"感|情绪|的情绪|的心情|不安|随之|吗|呢")
 # A specific person owns the condition directly: 他的近视, 我有哮喘, 女儿一直过敏. This
 # wins over a topic word (他的近视原因是…).
-_DIRECT_OWNER_RE: Final = re.compile(
+_DIRECT_OWNER_RE: Final = fast_compile(
     r"(?:(?<![其吉])他|她|(?<![帮给为替让请和跟与])我|儿子|女儿|该生)(?:们)?(?:同学)?"
     r"(?:的|有|也有|还有|患|一直有|从小有|有点|有些|最近有点|最近|一直|经常|总是|因|因为)?\s*$"
 )
-_DIAGNOSIS_RE: Final = re.compile(
+_DIAGNOSIS_RE: Final = fast_compile(
     r"确诊|诊断为|诊断出|被诊断|查出|检查出|患有|患上|患了|得了|病史|在吃|在服|服用|正在治疗"
     r"|接受治疗|住院治疗|发作|复发|" + en("diagnosed", "suffer from", "suffers from", "treated for")
 )
 # Words for a medical act rather than a condition, when used as a noun of medicine.
 _WEAK_TERMS: Final = frozenset(words("诊断 确诊 手术 住院 服药 吃药 心理咨询 心理治疗 病假 化疗"))
-_WEAK_MODIFIER_RE: Final = re.compile(r"的$|医疗$|医学$|临床$|正确$|错误$|准确$|必要$")
+_WEAK_MODIFIER_RE: Final = fast_compile(r"的$|医疗$|医学$|临床$|正确$|错误$|准确$|必要$")
 
 
 def _token_at(doc: Doc, pos: int) -> tuple[int, int, str] | None:
@@ -232,10 +245,14 @@ class HealthRecogniser:
         out = [Candidate(s, e, "term") for _, s, e in _terms().find_matches_as_indexes(text)]
         out += [Candidate(m.start(), m.end(), "head") for m in _HEAD_RE.finditer(text)]
         anchored = _CUE_ANCHORS.positions(text)
-        for lo, hi in sentence_windows(doc, anchored.get("cue", [])):
-            out += [Candidate(m.start(), m.end(), "cue") for m in _CUE_RE.finditer(text, lo, hi)]
+        cues = (
+            list(_CUE_RE.finditer(text))
+            if anchored is None
+            else anchored_matches(doc, _CUE_RE, anchored.get("cue"))
+        )
+        out += [Candidate(m.start(), m.end(), "cue") for m in cues]
         if _ANY_LATIN_RE.search(text):
-            out += [Candidate(m.start(), m.end(), "term") for m in _latin_term_re().finditer(text)]
+            out += [Candidate(s, e, "term") for s, e in _latin_terms().spans(text)]
         return out
 
     def validate(self, doc: Doc, candidate: Candidate) -> bool:

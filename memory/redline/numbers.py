@@ -39,6 +39,19 @@ _MOBILE_RE: Final = re.compile(r"1[3-9][0-9]{9}")
 # must lie wholly inside; after it, only its first character must).
 _CONTEXT_REACH: Final = 12
 _CONTEXT_WORD_MAX: Final = 4
+# In the same sentence a context word counts up to this far (sentence ends: 。!?; and line
+# breaks, as in memory.redline.base; a full stop between digits is a decimal point).
+_SENTENCE_REACH: Final = 40
+_SENTENCE_END_RE: Final = re.compile(r"[。!?;\n\r]|\.(?:(?<![0-9]\.)|(?![0-9]))")
+# A label right before the number that says it is something else; then a context word
+# must follow at once (within _ATTACHED characters) to count.
+_LABEL_REACH: Final = 8
+_ATTACHED: Final = 2
+_OTHER_LABEL_RE: Final = re.compile(
+    r"(?:(?:订单|运单|快递单?|物流单?|流水|交易|编|工|考|学|账|帐|卡|票|批次|序列|发票|会员|客户|合同"
+    r"|商品|工单|报名|登记|档案|房间?|车牌|型|货)号码?|QQ|qq|微信|手机|电话|座机|订单|运单|快递|流水"
+    r"|条形码|条码)\s*(?:是|为|:)?\s*$"
+)
 # +86 followed by a grouped mobile, with separators the digit chunks do not accept:
 # +86(138)1234 5678, +86.138.1234.5678, +86138 1234 5678.
 _PLUS86_RE: Final = re.compile(
@@ -113,11 +126,30 @@ def _id18_at(_norm: str, tokens: Sequence[_Token], i: int) -> int | None:
 
 
 def id_context_near(norm: str, start: int, end: int) -> bool:
-    """An ID context word ends within reach before ``start`` or starts within reach after it."""
+    """Whether an ID context word is about the 15-digit number at [start, end).
+
+    * A context word ending within reach before the number: yes (``身份证号：…``).
+    * The number labelled as something else right before it (订单号, 学号, 电话 …): only a
+      context word starting right after it counts (``学号…（即身份证号）``).
+    * A context word starting within reach after the number, or anywhere in the same
+      sentence up to :data:`_SENTENCE_REACH` characters away: yes — people add the word
+      as an afterthought (``110101530902366——请核对，家长提供的是身份证号``).
+    """
     if _ID_CONTEXT_RE.search(norm, max(0, start - _CONTEXT_REACH), start):
         return True
-    after = _ID_CONTEXT_RE.search(norm, end, end + _CONTEXT_REACH + _CONTEXT_WORD_MAX)
-    return after is not None and after.start() <= end + _CONTEXT_REACH
+    after = _ID_CONTEXT_RE.search(norm, end, end + _SENTENCE_REACH + _CONTEXT_WORD_MAX)
+    if _OTHER_LABEL_RE.search(norm, max(0, start - _LABEL_REACH), start):
+        return after is not None and after.start() <= end + _ATTACHED
+    if after is not None and after.start() <= end + _CONTEXT_REACH:
+        return True
+    lo = max(0, start - _SENTENCE_REACH - _CONTEXT_WORD_MAX)
+    for delim in _SENTENCE_END_RE.finditer(norm, lo, start):
+        lo = delim.end()
+    if any(m.end() >= start - _SENTENCE_REACH for m in _ID_CONTEXT_RE.finditer(norm, lo, start)):
+        return True
+    if after is None or after.start() > end + _SENTENCE_REACH:
+        return False
+    return _SENTENCE_END_RE.search(norm, end, after.start()) is None
 
 
 def _id15_at(norm: str, tokens: Sequence[_Token], i: int) -> int | None:
@@ -193,18 +225,21 @@ _DigitSpan = tuple[Category, int, int, str]
 
 
 # Every item has at least 11 digits in a stretch of digits, spaces and hyphens (or a +86
-# prefix): text without such a stretch has no number items, which one scan tells.
-_LONG_RUN_RE: Final = re.compile(r"[0-9][0-9 \t-]{10,}|\+")
+# prefix, whose separators the chunks do not take): text without either has no number
+# items, which one scan tells.
+_LONG_RUN_RE: Final = re.compile(r"[0-9][0-9 \t-]{10,}")
 
 
 def digit_spans(norm: str) -> list[_DigitSpan]:
     """Every number item of ``norm``: (category, start, end, kind)."""
     spans: list[_DigitSpan] = []
-    if _LONG_RUN_RE.search(norm) is None:
+    has_run = _LONG_RUN_RE.search(norm) is not None
+    if not has_run and "+" not in norm:
         return spans
-    for chunk in _CHUNK_RE.finditer(norm):
+    for chunk in _CHUNK_RE.finditer(norm) if has_run else ():
         text = chunk.group()
-        if sum(c.isdigit() for c in text) < 11:
+        # (a chunk shorter than 11 characters cannot hold 11 digits: most are "45分")
+        if len(text) < 11 or sum(c.isdigit() for c in text) < 11:
             continue
         base = chunk.start()
         tokens = [

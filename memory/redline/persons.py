@@ -28,11 +28,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from typing import Final
 
 import rjieba
 
-from memory.redline.base import Doc, words
+from memory.redline.base import Doc, fast_compile, words
 
 __all__ = ["GROUP_RE", "PersonRef", "Subject", "persons", "segment", "subject_of"]
 
@@ -66,7 +67,9 @@ _NAME_TAGS: Final = frozenset({"nr", "nrfg", "nrt"})
 _SURNAME_TAGS: Final = frozenset({"nr", "zg"})
 # Tokens the segmenter's dictionary tags as names but that are common words in our
 # texts (found by measurement on the development set, not a surname list).
-_NOT_NAMES: Final = frozenset(words("过敏 封建礼教 明白 文明 高明 光明 黎明 时光 英明"))
+_NOT_NAMES: Final = frozenset(
+    words("过敏 封建礼教 明白 文明 高明 光明 黎明 时光 英明 高一 高二 高三 初一 初二 初三")
+)
 # The segmenter sometimes tags "很可爱" or "此问题" as a name; a name never starts with
 # an adverb or a demonstrative.
 _NOT_NAME_FIRST: Final = frozenset("很此这那太最更都也就还才又再好真挺让被把")
@@ -99,22 +102,25 @@ _EN_COMMON: Final = frozenset(
         " report card hospital doctor asthma adhd covid assistant user system"
     )
 )
-_LATIN_NAME_RE: Final = re.compile(r"(?<![A-Za-z])[A-Z][a-z]{1,12}(?![A-Za-z])")
+# (a capitalised word before a colon is a heading: "Objectives:", "Steps:")
+_LATIN_NAME_RE: Final = fast_compile(r"(?<![A-Za-z])[A-Z][a-z]{1,12}(?![A-Za-z]|\s*:)")
 
-_PRONOUN_RE: Final = re.compile(
+_PRONOUN_RE: Final = fast_compile(
     r"(?<![其吉])他(?![们人乡国日处者])|她(?!们)|(?<![A-Za-z])TA(?![A-Za-z])"
     r"|(?<![A-Za-z])(?:[Hh]e|[Ss]he|[Hh]is|[Hh]er|[Hh]im)(?![A-Za-z])"
 )
 # "帮我查一下…" is the teacher asking, not owning what follows.
-_SELF_RE: Final = re.compile(
+_SELF_RE: Final = fast_compile(
     r"(?<![帮给为替让请和跟与])我(?![国校市省区县们班院系部])|(?<![A-Za-z])(?:I|[Mm]y|me)(?![A-Za-z])"
 )
 _KIN: Final = (
     "孩子|娃|闺女|儿子|女儿|小子|那小子|丫头|宝贝|老大|老二|老三|外甥女?|侄子|侄女|孙子|孙女"
     "|外孙女?"
 )
-_ROLE_RE: Final = re.compile(
+_ROLE_RE: Final = fast_compile(
     rf"(?:我|俺|咱)(?:们)?家(?:的)?(?:{_KIN})|(?:我|俺|咱)的?(?:{_KIN})"
+    # A parent's "our family" is the child: 我家欣怡, 我们家的数学, 你家丫头, 俺家崽.
+    r"|(?:我|俺|咱|你|您)(?:们)?家(?![里附楼门长乡人庭务具电网族境事])(?=的|[\u4e00-\u9fff])"
     rf"|(?:这|那|该|此)(?:个|位|名)?[{_CJK}]{{0,4}}?"
     r"(?:学生|同学|孩子|男生|女生|男孩|女孩|小朋友|转学生|插班生|新生|娃|丫头|小子)"
     r"|该生|此生|儿子|女儿|闺女"
@@ -123,17 +129,19 @@ _ROLE_RE: Final = re.compile(
     r"|转学生|插班生"
 )
 # Bare 孩子/学生 in a parent's or teacher's remark usually means one child, but weakly.
-_WEAK_RE: Final = re.compile(r"孩子|学生|宝宝|小孩|儿童|老师|student|kid|child", re.IGNORECASE)
-_SEAT_RE: Final = re.compile(
+_WEAK_RE: Final = fast_compile(
+    r"孩子|学生|宝宝|小孩|儿童|老师|(?<!娃)娃(?!娃)|崽|student|kid|child", re.IGNORECASE
+)
+_SEAT_RE: Final = fast_compile(
     r"(?:学号\s*)?[0-9]{1,2}\s*号(?:同学|学生|男生|女生|小朋友)"
     r"|学号\s*[0-9]{1,3}(?:的)?(?:同学|学生)?"
     rf"|(?:(?<![{_CJK}0-9])|(?<=班里)|(?<=班上)|(?<=组))[0-9]{{1,2}}\s*号"
     r"(?![楼线床门房馆车路口单码位栋层下上晚前之以开截交放考到~-])"
 )
-_BRACKET_RE: Final = re.compile(rf"[(（]([{_CJK}]{{2,4}}|[A-Z][a-z]{{1,12}})[)）]")
+_BRACKET_RE: Final = fast_compile(rf"[(（]([{_CJK}]{{2,4}}|[A-Z][a-z]{{1,12}})[)）]")
 # An unknown word heading a clause right before 对: 佘明远对芒果过敏.
-_X_DUI_RE: Final = re.compile(rf"(?:^|(?<=[,:;\s]))([{_CJK}]{{2,4}}?)对")
-_NICK_RE: Final = re.compile(rf"(?:小|阿)[{_CJK}]|([{_CJK}])\1")
+_X_DUI_RE: Final = fast_compile(rf"(?:^|(?<=[,:;\s]))([{_CJK}]{{2,4}}?)对")
+_NICK_RE: Final = fast_compile(rf"(?:小|阿)[{_CJK}]|([{_CJK}])\1")
 _NICK_TAGS: Final = frozenset({"nr", "nrfg", "nrt", "nz", "z", "n"})
 _NICK_STOP: Final = frozenset(
     words(
@@ -142,34 +150,43 @@ _NICK_STOP: Final = frozenset(
     )
 )
 # A school-life anchor that makes a dictionary name (王小明, 孙悦) a real pupil.
-_SCHOOL_LIFE_RE: Final = re.compile(
+_SCHOOL_LIFE_RE: Final = fast_compile(
     r"这次|上次|这学期|本学期|上学期|期中|期末|月考|周测|最近|昨天|今天|明天|上周|下周|同学|班里"
-    r"|班上|我家|家长|老师|考了|住院|请假"
+    r"|班上|我家|家长|老师|考了|住院|请假|成绩|报告册|成绩单|素质报告|评语|作业"
 )
 
 # --------------------------------------------------------------------------------------
 # Generic subjects
 # --------------------------------------------------------------------------------------
 
-_FICTION_RE: Final = re.compile(
+_FICTION_RE: Final = fast_compile(
     r"《|课文|文中|小说|主人公|主角|作者|诗人|诗中|名著|人物形象|故事|情节|剧中|电影|童话|寓言"
     r"|传记|原文|这首诗|这篇文章|书中|书里|作品|角色|成语|典故"
 )
-_HYPOTHETICAL_RE: Final = re.compile(
-    r"如果|假如|假设|万一|要是|若是|倘若|一旦|希望|争取|目标|力争|防止|避免|预防|以免|怎么办"
-    r"|如何|怎样|会不会|能不能|是否|为什么|不想|不要|不会|免受|害怕|怕|担心"
+_HYPOTHETICAL_RE: Final = fast_compile(
+    r"如果|假如|假设|万一|要是|若是|倘若|一旦|希望|争取|目标|力争|防止|避免|预防|以免"
+    r"|会不会|能不能|是否|不想|不要|不会|免受|害怕|怕|担心"
     r"|(?<![A-Za-z])(?:if|whether)(?![A-Za-z])"
 )
+# A question about someone presupposes what it asks about (为什么李华又不及格 says he
+# failed); asked about nobody in particular, it is a general question.
+_QUESTION_RE: Final = fast_compile(r"怎么办|如何|怎样|为什么|为啥|怎么回事|是不是")
 # The nearest subject is an animal or a thing: 小狗发烧了, 它生病了.
-_NONHUMAN_RE: Final = re.compile(
+_NONHUMAN_RE: Final = fast_compile(
     r"(?<![对吃把给喂和跟])(?:它|它们|狗|猫|宠物|小狗|小猫|狗狗|猫咪|鱼|鸟|兔子|仓鼠|乌龟|花(?![生粉椒])"
     r"|植物|树)(?:[^,;。!?]{0,4})$"
 )
-_EXAM_ITEM_RE: Final = re.compile(
+_EXAM_ITEM_RE: Final = fast_compile(
     r"患者|病人|病例|病患|某人|某患者|某同学|某学生|某生|某位|[甲乙丙丁](?:同学|某|学生)"
     r"|(?<![A-Za-z])(?:a patient|the patient|patients)(?![A-Za-z])"
 )
-GROUP_RE: Final = re.compile(
+# A request to write an item, or an item's label, before the people it names.
+_AUTHORING_RE: Final = fast_compile(
+    r"(?:出|编|设计|写|生成|改编|命)(?:一|两|三|几|[0-9]+)?(?:道|个|组|套)?[^,。!?;]{0,6}?题"
+    r"|(?:应用题|例题|练习题|题目|试题|选择题|填空题|判断题|解答题|材料题|情景题|阅读题|原题)\s*[:]"
+    r"|(?<![A-Za-z])(?:word problem|write a question)(?![A-Za-z])"
+)
+GROUP_RE: Final = fast_compile(
     r"全班|全年级|全校|全体|大家|同学们|学生们|孩子们|各位|所有|每个|每位|每一位|有的|有些"
     r"|部分|多数|少数|一些|这届|整体|平均|人数|及格率|优秀率|合格率|升学率|近视率|肥胖率|[0-9]+人"
     r"|[一二三四五六七八九十几]+个?人|我们班|我班|本班|[0-9一二三四五六七八九十]+班(?![长主])"
@@ -178,15 +195,15 @@ GROUP_RE: Final = re.compile(
 )
 # A bare 学生/孩子 that is a group or the object of the teacher's action is nobody in
 # particular: 每个学生, 大部分学生, 给学生出题, 让孩子复习.
-_GOVERNED_RE: Final = re.compile(
+_GOVERNED_RE: Final = fast_compile(
     r"(?:给|为|让|帮|替|教|对|向|带|带领|要求|指导|辅导|请|叫|组织|安排|鼓励|提醒|通知|告诉|督促"
     r"|全体|所有|每个|每位|每一个|各位|多数|部分|很多|一些|有些|有的|哪些|适合|面向|针对|大部分"
     r"|这届|我校|本校|全校|全班|初中|高中|小学|中学)的?$"
 )
 # A rate or a count right after the trigger: 近视率, 不及格人数.
-_STATISTIC_AFTER_RE: Final = re.compile(r"\s*(?:率|人数|比例|的人数|的比例|的学生人数)")
+_STATISTIC_AFTER_RE: Final = fast_compile(r"\s*(?:率|人数|比例|的人数|的比例|的学生人数)")
 # A relative clause addressed to a group: 有哮喘的同学…, 不及格的同学请…
-_RELATIVE_RE: Final = re.compile(
+_RELATIVE_RE: Final = fast_compile(
     r"的(?:同学|学生|孩子|人|小朋友|家长|老师|学员)(?!的|家长|名字|在|是[^的]{0,6}的)"
 )
 
@@ -198,19 +215,39 @@ def segment(sentence: str) -> tuple[tuple[str, str], ...]:
     return tuple(rjieba.tag(sentence))
 
 
+# The tags a name token can have; a nickname (小X, 阿X, XX) may also be a noun.
+_PERSON_TAGS: Final = _SURNAME_TAGS | _NAME_TAGS
+
+
 def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
-    refs: list[PersonRef] = []
-    pos = 0
     tags = segment(sentence)
-    school_life = _SCHOOL_LIFE_RE.search(sentence) is not None
-    for i, (word, tag) in enumerate(tags):
-        start, pos = pos, pos + len(word)
+    # Only the tokens one of the branches below can take (most tokens of a sentence are
+    # neither tagged a name nor shaped like a nickname).
+    picks = [
+        i
+        for i, (word, tag) in enumerate(tags)
+        if tag in _PERSON_TAGS
+        or (len(word) == 2 and (word[0] in "小阿" or word[0] == word[1]))
+        or _doubled_given_name(tags, i)
+        or _unknown_word_heading_a_clause(tags, i)
+    ]
+    if not picks:
+        return []
+    refs: list[PersonRef] = []
+    offsets = list(accumulate((len(word) for word, _ in tags), initial=0))
+    school_life: bool | None = None
+    for i in picks:
+        word, tag = tags[i]
+        start, pos = offsets[i], offsets[i + 1]
         if word in _NOT_NAMES or word[0] in _NOT_NAME_FIRST:
             continue
         nxt, nxt_tag = tags[i + 1] if i + 1 < len(tags) else ("", "x")
-        if tag in _SURNAME_TAGS and len(word) <= 2 and _given_name(nxt, nxt_tag):
+        if (tag in _SURNAME_TAGS and len(word) <= 2 and _given_name(nxt, nxt_tag)) or (
+            _doubled_given_name(tags, i)
+        ):
             # A surname the dictionary knows, then a given name it did not: 笪 + 浩然,
-            # 闻人 + 越, 宁静 + 怡.
+            # 闻人 + 越, 宁静 + 怡; or one character heading a clause before a doubled
+            # given name, whatever their tags: 钱 + 多多, 毛 + 豆豆.
             refs.append(PersonRef(base + start, base + pos + len(nxt), "name", 0.85))
         elif tag in _NAME_TAGS and len(word) >= 2:
             # A dictionary name (鲁迅, 林黛玉) is a public figure or a character unless
@@ -220,13 +257,21 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
                 and not word.endswith(("老师", "同学"))
                 and not _NICK_RE.fullmatch(word)  # 娜娜, 豆豆: a pet name, not a figure
             )
+            if public and school_life is None:
+                school_life = _SCHOOL_LIFE_RE.search(sentence) is not None
             weight = (0.6 if school_life else 0.45) if public else 0.9
             refs.append(PersonRef(base + start, base + pos, "name", weight))
+        elif _unknown_word_heading_a_clause(tags, i):
+            # A word the segmenter built from characters its dictionary does not hold as a
+            # word (its HMM): at the head of a clause, almost always a given name (梓涵,
+            # 雅雯), whatever part of speech it guessed.
+            refs.append(PersonRef(base + start, base + pos, "name", 0.75))
         elif (
-            tag in _NICK_TAGS
-            and len(word) == 2
+            len(word) == 2
             and _NICK_RE.fullmatch(word)
             and word not in _NICK_STOP
+            and word not in _DOUBLED_WORDS
+            and (tag in _NICK_TAGS or _doubled_at_clause_start(tags, i))
         ):
             weak = word in _KINSHIP
             refs.append(
@@ -235,6 +280,59 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
                 )
             )
     return refs
+
+
+# The segmenter tags many pet names as something else (安安 ns, 可可 v, 欣欣 a, 小北 ns);
+# heading a clause, a word of that shape is a pet name unless it is a word of grammar
+# (tags), a common word of the shape (_NICK_STOP) or one of the doubled words below.
+_NOT_NICK_TAGS: Final = frozenset({"d", "y", "e", "o", "m", "q", "x"})
+_DOUBLED_WORDS: Final = frozenset(
+    words(
+        "谢谢 哈哈 嘻嘻 呵呵 嘿嘿 天天 常常 刚刚 人人 个个 家家 往往 看看 试试 想想 说说 听听 写写"
+        " 练练 走走 聊聊 问问 查查 找找 算算 读读 背背 改改 好好 慢慢 星星 宝宝 年年 步步 处处"
+        " 画画 娃娃 猩猩 蛐蛐 蝈蝈 泡泡 球球 车车 饭饭 觉觉"
+    )
+)
+
+
+def _doubled_at_clause_start(tags: tuple[tuple[str, str], ...], i: int) -> bool:
+    """A pet name (XX, 小X, 阿X) heading a clause, whatever the segmenter tagged it."""
+    word, tag = tags[i]
+    if tag in _NOT_NICK_TAGS or word in _DOUBLED_WORDS:
+        return False
+    if i == 0:
+        return True
+    before, before_tag = tags[i - 1]
+    return before_tag == "x" or before.endswith("家")
+
+
+_UNKNOWN_TAGS: Final = frozenset({"n", "nz", "nr", "nrfg", "nrt", "ns", "c", "a", "i", "vn", "z"})
+# Words before a clause's subject that are not part of it: 为什么梓涵…, 听说雅雯….
+_SUBJECT_LEAD: Final = frozenset(
+    words("为什么 为啥 听说 据说 原来 其实 后来 今天 昨天 最近 但是 可是")
+)
+
+
+def _unknown_word_heading_a_clause(tags: tuple[tuple[str, str], ...], i: int) -> bool:
+    word, tag = tags[i]
+    if not 2 <= len(word) <= 3 or tag not in _UNKNOWN_TAGS or rjieba.has_word(word):
+        return False
+    if not all("\u4e00" <= ch <= "\u9fff" for ch in word) or word[0] in _NOT_NAME_FIRST:
+        return False
+    if i == 0:
+        return True
+    before, before_tag = tags[i - 1]
+    return before_tag == "x" or before in _SUBJECT_LEAD or before.endswith("家")
+
+
+def _doubled_given_name(tags: tuple[tuple[str, str], ...], i: int) -> bool:
+    word, tag = tags[i]
+    if len(word) != 1 or not "\u4e00" <= word <= "\u9fff" or tag in _FUNCTION_TAGS or tag == "d":
+        return False
+    if i + 1 >= len(tags) or (i and tags[i - 1][1] != "x"):
+        return False
+    given = tags[i + 1][0]
+    return len(given) == 2 and given[0] == given[1] and given not in _DOUBLED_WORDS
 
 
 def _given_name(word: str, tag: str) -> bool:
@@ -250,7 +348,7 @@ def _given_name(word: str, tag: str) -> bool:
 
 # Time and exam words that the segmenter glues to a following name (月考张三 → 月/考张/三):
 # the rest of the clause is segmented again on its own.
-_LEAD_RE: Final = re.compile(
+_LEAD_RE: Final = fast_compile(
     r"(?:这次|上次|本次|这回|上回|这学期|上学期|本学期|今天|昨天|最近|期中|期末|月考|周测|周考|模拟考"
     r"|[一二三]模|考试|测验|听写|默写)+"
 )
@@ -267,34 +365,67 @@ def _resegmented_names(sentence: str, base: int) -> list[PersonRef]:
     return refs
 
 
+_RULE_REF_RES: Final = (
+    _LATIN_NAME_RE,
+    _BRACKET_RE,
+    _SEAT_RE,
+    _ROLE_RE,
+    _PRONOUN_RE,
+    _SELF_RE,
+    _WEAK_RE,
+    _X_DUI_RE,
+)
+# Matches wherever one of the rule-based references could (each pattern keeps its flags).
+_ANY_RULE_REF_RE: Final = fast_compile(
+    "|".join(
+        f"(?i:{p.pattern})" if p.flags & re.IGNORECASE else f"(?:{p.pattern})"
+        for p in _RULE_REF_RES
+    )
+)
+
+
 def persons(doc: Doc, lo: int, hi: int) -> list[PersonRef]:
-    """Every person reference of the sentence [lo, hi), sorted by start (cached)."""
+    """Every person reference of the sentence [lo, hi), sorted by start (cached per
+    document, and per sentence text like the segmentation: summaries and facts are
+    scanned again every time they are injected)."""
     key = (lo, hi)
     cached = doc._persons.get(key)
     if cached is not None:
         return cached
-    text = doc.text
-    sentence = text[lo:hi]
-    refs = _segmenter_names(sentence, lo)
+    refs = [
+        PersonRef(lo + r.start, lo + r.end, r.kind, r.weight)
+        for r in _sentence_persons(doc.text[lo:hi])
+    ]
+    doc._persons[key] = refs
+    return refs
+
+
+@lru_cache(maxsize=4096)
+def _sentence_persons(sentence: str) -> tuple[PersonRef, ...]:
+    """The person references of one sentence, offsets relative to it, sorted by start."""
+    refs = _segmenter_names(sentence, 0)
     known = {(r.start, r.end) for r in refs}
-    refs += [r for r in _resegmented_names(sentence, lo) if (r.start, r.end) not in known]
+    refs += [r for r in _resegmented_names(sentence, 0) if (r.start, r.end) not in known]
+    if _ANY_RULE_REF_RE.search(sentence) is None:
+        # None of the rules below can match (most sentences): one scan instead of eight.
+        return tuple(sorted(refs, key=lambda r: (r.start, -r.weight)))
     for m in _LATIN_NAME_RE.finditer(sentence):
         if m.group().lower() not in _EN_COMMON:
-            refs.append(PersonRef(lo + m.start(), lo + m.end(), "latin", 0.85))
+            refs.append(PersonRef(m.start(), m.end(), "latin", 0.85))
     for m in _BRACKET_RE.finditer(sentence):
-        refs.append(PersonRef(lo + m.start(1), lo + m.end(1), "bracket", 0.9))
+        refs.append(PersonRef(m.start(1), m.end(1), "bracket", 0.9))
     for m in _SEAT_RE.finditer(sentence):
-        refs.append(PersonRef(lo + m.start(), lo + m.end(), "seat", 0.85))
+        refs.append(PersonRef(m.start(), m.end(), "seat", 0.85))
     for m in _ROLE_RE.finditer(sentence):
-        refs.append(PersonRef(lo + m.start(), lo + m.end(), "role", 0.85))
+        refs.append(PersonRef(m.start(), m.end(), "role", 0.85))
     for m in _PRONOUN_RE.finditer(sentence):
-        refs.append(PersonRef(lo + m.start(), lo + m.end(), "pronoun", 0.85))
+        refs.append(PersonRef(m.start(), m.end(), "pronoun", 0.85))
     for m in _SELF_RE.finditer(sentence):
-        refs.append(PersonRef(lo + m.start(), lo + m.end(), "self", 0.8))
+        refs.append(PersonRef(m.start(), m.end(), "self", 0.8))
     for m in _WEAK_RE.finditer(sentence):
         if sentence.startswith("们", m.end()) or _GOVERNED_RE.search(sentence, 0, m.start()):
             continue
-        refs.append(PersonRef(lo + m.start(), lo + m.end(), "weak", 0.55))
+        refs.append(PersonRef(m.start(), m.end(), "weak", 0.55))
     for m in _X_DUI_RE.finditer(sentence):
         head = m.group(1)
         if (
@@ -302,10 +433,8 @@ def persons(doc: Doc, lo: int, hi: int) -> list[PersonRef]:
             and not GROUP_RE.search(head)
             and head[0] not in "这那我你他她"
         ):
-            refs.append(PersonRef(lo + m.start(1), lo + m.end(1), "x_dui", 0.8))
-    refs.sort(key=lambda r: (r.start, -r.weight))
-    doc._persons[key] = refs
-    return refs
+            refs.append(PersonRef(m.start(1), m.end(1), "x_dui", 0.8))
+    return tuple(sorted(refs, key=lambda r: (r.start, -r.weight)))
 
 
 def _person_adjacent(text: str, person: PersonRef, start: int) -> bool:
@@ -335,6 +464,12 @@ def subject_of(doc: Doc, start: int, end: int, *, self_counts: bool) -> Subject:
     if before:
         strong = [r for r in before if r.weight > 0.6]
         person = (strong or before)[-1]
+        last_end = max(r.end for r in before)
+        nearest = max((r for r in before if r.end == last_end), key=lambda r: r.weight)
+        if nearest.start >= c_lo and _person_adjacent(text, nearest, start):
+            # The reference right before the predicate in its clause is its subject, even
+            # a weak one: <Lisa>: 为什么奶奶会生病 is about 奶奶.
+            person = nearest
     elif after:
         person = after[0]
     # A relative clause to a group (有哮喘的同学请…) unless someone is pointed at in it.
@@ -354,6 +489,9 @@ def subject_of(doc: Doc, start: int, end: int, *, self_counts: bool) -> Subject:
         return Subject(None, "a class statistic")
     if _EXAM_ITEM_RE.search(text, lo, hi) and (person is None or person.weight < 0.9):
         return Subject(None, "an exam item's or a textbook's patient")
+    if _AUTHORING_RE.search(text, lo, person.start if person is not None else start):
+        # 出一道题：小明数学考了85分… — the people of an item being written are characters.
+        return Subject(None, "the characters of an exam item being written")
     if person is None:
         return Subject(None, "no identifiable person")
     # A group between the person and the trigger is what the statement is about:
@@ -362,6 +500,9 @@ def subject_of(doc: Doc, start: int, end: int, *, self_counts: bool) -> Subject:
     group = GROUP_RE.search(text, *gap)
     if group:
         return Subject(person, f"a group or class ({group.group()})")
-    if person.kind == "weak" and _HYPOTHETICAL_RE.search(text, start, hi):
+    if person.kind == "weak" and (
+        _HYPOTHETICAL_RE.search(text, start, c_hi) or _QUESTION_RE.search(text, lo, c_hi)
+    ):
+        # (only in the trigger's own clause: 孩子查出来有乙肝，不知道要不要告诉学校 states a fact)
         return Subject(person, "a general question")
     return Subject(person, "")

@@ -57,18 +57,80 @@ def test_explain_gives_reasons_for_blocked_and_passed() -> None:
 # --------------------------------------------------------------------------------------
 
 LEGACY = "110101900307123"  # 15-digit legacy ID with a valid date
-_FILL = "这串数字是他爸爸老的旧的那张卡片上印的"
+# Words that are neither an ID context word, a label nor a sentence end.
+_FILL = "这串数字是他爸爸老的旧的那张卡片上印的后来又抄在了本子上请老师帮忙核对一下谢谢您辛苦"
 
 
-@pytest.mark.parametrize("gap", range(0, 13))
-def test_legacy_id_with_the_context_word_starting_within_reach_after(gap: int) -> None:
+@pytest.mark.parametrize("gap", range(0, 41))
+def test_legacy_id_with_the_context_word_later_in_the_sentence(gap: int) -> None:
     text = f"{LEGACY}{_FILL[:gap]}身份证号"
     assert Hit(Category.ID_NUMBER, 0, 15) in scan(text)
 
 
-@pytest.mark.parametrize("gap", [14, 16])
-def test_legacy_id_with_the_context_word_too_far_passes(gap: int) -> None:
-    assert Category.ID_NUMBER not in categories(f"{LEGACY}{_FILL[:gap]}身份证号")
+@pytest.mark.parametrize("gap", range(0, 41, 5))
+def test_legacy_id_with_the_context_word_earlier_in_the_sentence(gap: int) -> None:
+    text = f"身份证{_FILL[:gap]}{LEGACY}"
+    assert Hit(Category.ID_NUMBER, 3 + gap, 18 + gap) in scan(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"{LEGACY}{_FILL[:41]}身份证号",  # beyond the sentence reach
+        f"{LEGACY}{_FILL[:13]}。身份证号稍后补交",  # another sentence, beyond the near reach
+        f"身份证号稍后补交。{_FILL[:13]}{LEGACY}",
+        f"订单号{LEGACY}已发货，请带身份证取件",  # labelled as something else
+        f"学号：{LEGACY}，家长说身份证号还没办好",
+        f"联系电话{LEGACY}打不通，身份证信息另附",
+    ],
+)
+def test_legacy_id_with_the_context_word_elsewhere_passes(text: str) -> None:
+    assert Category.ID_NUMBER not in categories(text), explain(text)
+
+
+def test_the_afterthought_form_is_blocked() -> None:
+    text = f"{LEGACY}——请核对，学生家长提供的是身份证号"
+    assert Hit(Category.ID_NUMBER, 0, 15) in scan(text)
+    assert Hit(Category.ID_NUMBER, 2, 17) in scan(f"学号{LEGACY}（即身份证号）")
+
+
+def _legacy_ids() -> st.SearchStrategy[str]:
+    def build(region: int, year: int, month: int, day: int, seq: int) -> str:
+        return f"{region}{year % 100:02d}{month:02d}{day:02d}{seq:03d}"
+
+    return st.builds(
+        build,
+        st.integers(110000, 829999),
+        st.integers(1900, 1999),
+        st.integers(1, 12),
+        st.integers(1, 28),
+        st.integers(0, 999),
+    )
+
+
+_NEUTRAL = st.text(
+    alphabet="这串数字是他爸的那张卡上印后来又抄在本子请老师帮忙核对一下谢您辛苦,、 ", max_size=36
+)
+_CONTEXT = st.sampled_from(["身份证", "身份证号", "证件号码", "公民身份号码", "学籍号", "ID"])
+
+
+@_FAST
+@given(value=_legacy_ids(), before=_NEUTRAL, after=_NEUTRAL, word=_CONTEXT, side=st.booleans())
+def test_any_legacy_id_with_a_context_word_in_its_sentence_is_blocked(
+    value: str, before: str, after: str, word: str, side: bool
+) -> None:
+    text = f"{word}{before}{value}{after}" if side else f"{before}{value}{after}{word}"
+    start = text.index(value)
+    assert Hit(Category.ID_NUMBER, start, start + 15) in scan(text), (text, explain(text))
+
+
+@_FAST
+@given(value=_legacy_ids(), before=_NEUTRAL, after=_NEUTRAL)
+def test_a_legacy_id_shape_without_a_context_word_passes(
+    value: str, before: str, after: str
+) -> None:
+    text = f"{before}{value}{after}"
+    assert Category.ID_NUMBER not in categories(text), text
 
 
 @_FAST
@@ -371,17 +433,107 @@ def test_full_width_forms_fold(text: str, category: Category) -> None:
 DEV_SET = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "redline_dev.jsonl"
 
 
-def test_development_split_floor() -> None:
-    # Only the dev split (the held-back split is reported by the benchmark, never tuned on).
-    rows = [json.loads(line) for line in DEV_SET.open(encoding="utf-8")]
-    rows = [r for r in rows if r["split"] == "dev"]
-    assert len(rows) >= 1000
+def _rates(path: Path, split: str) -> dict[str, float]:
+    """Per label, the share of the split's rows the red line gets right."""
+    rows = [json.loads(line) for line in path.open(encoding="utf-8")]
     by: dict[str, list[bool]] = {}
-    for row in rows:
+    for row in (r for r in rows if r["split"] == split):
         found = {h.category.value for h in scan(row["text"])}
         ok = row["category"] in found if row["category"] != "none" else not found
         by.setdefault(row["category"], []).append(ok)
-    rate = {k: sum(v) / len(v) for k, v in by.items()}
+    return {k: sum(v) / len(v) for k, v in by.items()}
+
+
+def test_development_split_floor() -> None:
+    # Only the dev split (the held-back split is reported by the benchmark, never tuned on).
+    assert sum(1 for _ in DEV_SET.open(encoding="utf-8")) >= 1500
+    rate = _rates(DEV_SET, "dev")
     assert rate["grade"] >= 0.95 and rate["health"] >= 0.95, rate
     assert rate["none"] >= 0.99, rate
     assert rate["mobile"] == 1.0, rate
+
+
+# --------------------------------------------------------------------------------------
+# Mechanisms found by the hand-written check set (benchmarks/data/redline_handwritten.jsonl);
+# the sentences here are new, not rows of it.
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        # A parent's "our family" is the child.
+        ("我家梓萌这次数学没及格", Category.GRADE),
+        ("我们家的英语又退步了，才七十来分", Category.GRADE),
+        ("你家丫头期末考了年级前二十", Category.GRADE),
+        ("俺家崽昨晚发高烧", Category.HEALTH),
+        # Pet names heading a clause, whatever the segmenter tagged them.
+        ("乐乐这回英语单元测验考了九十五分", Category.GRADE),
+        ("果果前天得了手足口病", Category.HEALTH),
+        ("小北上周请了病假，说是肠胃不好", Category.HEALTH),
+        ("钱多多拔了两颗牙，脸肿了", Category.HEALTH),
+        # A roster of people and scores.
+        ("期末成绩：思琪 92，浩然 78，Amy 85", Category.GRADE),
+        # Full marks without a verb, passing, the lowest in the class.
+        ("雅雯语文作文满分", Category.GRADE),
+        ("我家孩子这次物理总算及格了", Category.GRADE),
+        ("他这学期数学一直在及格线附近徘徊", Category.GRADE),
+        ("6号同学的月考成绩是班上最低的", Category.GRADE),
+        # English with a bare number or a standing.
+        ("Sam got 64 on the science test", Category.GRADE),
+        ("Ella came last in the maths quiz", Category.GRADE),
+        # Items right or wrong, rank moves.
+        ("子轩这次听写只对了五个", Category.GRADE),
+        ("他这回月考退了三十多名", Category.GRADE),
+        # A question about someone presupposes the fact.
+        ("为什么梓涵这次数学又不及格了？", Category.GRADE),
+        # Medicine, departments, vomiting.
+        ("思远每天中午要吃两片药", Category.HEALTH),
+        ("她上周去了皮肤科，说是湿气重", Category.HEALTH),
+        ("我家老大半夜吐了两次", Category.HEALTH),
+        ("Mason had his tonsils out in May", Category.HEALTH),
+        # A question in a later clause does not make a fact a question.
+        ("孩子查出来有贫血，要不要跟体育老师说一声", Category.HEALTH),
+    ],
+)
+def test_mechanisms_from_the_handwritten_check(text: str, category: Category) -> None:
+    assert category in categories(text), explain(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "编一道应用题：小红考了92分，小刚比她少8分，小刚考了多少分？",  # characters of an item
+        "出一道题：丽丽吃了三片药，还剩几片？",
+        "下周测800米，请大家穿运动鞋",  # 下周 + 测, not a weekly test
+        "第一组 12、第二组 15，其余同学自由练习",  # a list of numbers naming nobody
+        "张老师 30、李老师 25，这是各班报名人数",
+        "I got 3 apples and 2 pears",
+        "这道题错了3处，请订正",
+        "为什么近视的人越来越多？",
+        "他吐了口气，继续写作业",
+        "画画课上大家都进步了很多",  # 画画 is a lesson, not a pet name
+        "<Lisa>:为什么奶奶会生病呢？",  # the subject right before the predicate: a question
+        "绘画比赛他只得了第六名，但水平进步了很多",  # a competition, not a grade
+        # Ordinary teacher texts that were blocked (the teacher runs of recall_teacher_data):
+        "Objectives: understand 流感 and 洗手. Steps: warm-up, practice on 晨检",  # headings
+        "Scratch评分标准：A档（85分以上）：角色完整；B档：70分至84分",  # rubric bands
+        "准备初二（1）班的周测，重点是中心思想",  # 是中心 is no 中 grade
+        "期末评语（高三（2）班）：你在实验方面进步明显",  # 高三 is a school year
+    ],
+)
+def test_the_same_words_about_nobody_or_nothing_pass(text: str) -> None:
+    found = categories(text)
+    assert Category.GRADE not in found and Category.HEALTH not in found, explain(text)
+
+
+HANDWRITTEN_SET = DEV_SET.with_name("redline_handwritten.jsonl")
+
+
+def test_handwritten_check_half_floor() -> None:
+    # Only the check half (the sealed half is reported by the benchmark, never tuned on).
+    assert sum(1 for _ in HANDWRITTEN_SET.open(encoding="utf-8")) >= 300
+    rate = _rates(HANDWRITTEN_SET, "check")
+    assert rate["grade"] >= 0.95 and rate["health"] >= 0.9, rate
+    assert rate["none"] >= 0.99, rate
+    assert rate["id_number"] == rate["mobile"] == rate["bank_card"] == 1.0, rate

@@ -1,0 +1,136 @@
+"""How the red line scans fast must never change what it finds.
+
+The recognisers look only at the sentences that hold an anchor literal of a pattern and
+put a first-character lookahead before alternations the regex engine cannot skip
+(:func:`memory.redline.base.fast_compile`). Both are sound only if every match of a
+pattern holds one of its anchors and the lookahead changes no match: these properties
+check that on strings generated from the patterns themselves.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memory.redline import grades, health, persons
+from memory.redline.base import LatinWords, en, fast_compile
+from memory.textview import text_view
+
+_GENERATED = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_GRADE_PATTERNS = {kind: pattern for pattern, kind, _, _ in grades._ITEMS}
+
+
+@pytest.mark.parametrize("kind", sorted(grades.GATE_LITERALS))
+def test_every_match_of_a_grade_pattern_holds_one_of_its_anchors(kind: str) -> None:
+    pattern = _GRADE_PATTERNS[kind]
+    literals = [lit.lower() for lit in grades.GATE_LITERALS[kind]]
+
+    @_GENERATED
+    @given(text=st.from_regex(_original(pattern)))
+    def check(text: str) -> None:
+        view = text_view(text).text  # the recognisers match on the view
+        for match in pattern.finditer(view):
+            found = match.group().lower()
+            assert any(lit in found for lit in literals), (kind, match.group())
+
+    check()
+
+
+def test_only_the_letter_grade_scans_the_whole_text() -> None:
+    assert set(_GRADE_PATTERNS) - set(grades.GATE_LITERALS) == {"letter"}
+
+
+def test_every_health_cue_holds_one_of_its_anchors() -> None:
+    literals = [lit.lower() for lits in health._CUE_ANCHORS_TABLE.values() for lit in lits]
+
+    @_GENERATED
+    @given(text=st.from_regex(health._CUE_RE))
+    def check(text: str) -> None:
+        for match in health._CUE_RE.finditer(text_view(text).text):
+            assert any(lit in match.group().lower() for lit in literals), match.group()
+
+    check()
+
+
+_MODULE_PATTERNS = [
+    value
+    for module in (grades, health, persons)
+    for value in vars(module).values()
+    if isinstance(value, re.Pattern)
+]
+
+
+@pytest.mark.parametrize("pattern", _MODULE_PATTERNS, ids=lambda p: p.pattern[:30])
+def test_the_first_character_lookahead_changes_no_match(pattern: re.Pattern[str]) -> None:
+    original = _original(pattern)
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        text=st.from_regex(original)
+        | st.text(alphabet="考了58分他她不及格数学 aA1，。", max_size=30)
+    )
+    def check(text: str) -> None:
+        assert [m.span() for m in pattern.finditer(text)] == [
+            m.span() for m in original.finditer(text)
+        ]
+
+    check()
+
+
+def _original(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """The pattern without the lookahead fast_compile may have put in front of it."""
+    source = pattern.pattern
+    match = re.match(r"\(\?=\[(?:\\.|[^\]\\])*\]\)\(\?:", source)
+    if match is None:
+        return pattern
+    return re.compile(source[match.end() : -1], pattern.flags)
+
+
+@pytest.mark.parametrize(
+    ("source", "prefixed"),
+    [
+        (r"不及格|(?<![A-Za-z])failed", True),  # a branch starts with a lookbehind
+        (r"(?:考|测)得?(?:很|太)?差", False),  # literals only: the engine skips by itself
+        (r"[0-9]+分", False),
+        (r"(?ai:\b(?:fever|flu)\b)", True),
+        (r"a*", False),  # can match the empty string
+    ],
+)
+def test_fast_compile_prefixes_only_where_it_helps(source: str, prefixed: bool) -> None:
+    compiled = fast_compile(source)
+    assert compiled.pattern.startswith("(?=[") is prefixed
+    assert re.compile(source).findall(
+        "不及格 failed Failed 考得很差 12分 Fever"
+    ) == compiled.findall("不及格 failed Failed 考得很差 12分 Fever")
+
+
+_WORDS = ("asthma", "adhd", "flu", "fever", "allergy", "allergies", "sick", "c-section")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=st.lists(
+        st.sampled_from([*_WORDS, "FLU", "Fever", "x", "_", "1", " ", "有", "İ", "-", "ies"]),
+        max_size=12,
+    ).map("".join),
+    terms=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=5),
+)
+def test_latin_words_find_what_the_word_regex_finds(text: str, terms: list[str]) -> None:
+    words = LatinWords(terms)
+    assert words.spans(text) == [m.span() for m in re.finditer(en(*terms), text)]
+
+
+def test_every_letter_grade_opens_its_gate() -> None:
+    pattern = _GRADE_PATTERNS["letter"]
+
+    @_GENERATED
+    @given(text=st.from_regex(_original(pattern)))
+    def check(text: str) -> None:
+        view = text_view(text).text
+        for match in pattern.finditer(view):
+            assert grades._LETTER_GATE_RE.search(view, match.start(), len(view)), match.group()
+
+    check()
