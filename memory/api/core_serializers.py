@@ -4,6 +4,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 from agents.api.fields import StrictCharField
+from agents.api.inputs import StrictInput
 from memory.models import MAX_FACT_CHARS, CoreCandidate, CoreFact
 
 
@@ -52,7 +53,7 @@ class CandidateOutput(serializers.ModelSerializer):
         ]
 
 
-class ConfirmInput(serializers.Serializer):
+class ConfirmInput(StrictInput):
     text = StrictCharField(required=False, allow_blank=False, max_length=MAX_FACT_CHARS)
 
 
@@ -64,5 +65,5 @@ class ConfirmOutput(serializers.Serializer):
     )
 
 
-class FactPatchInput(serializers.Serializer):
+class FactPatchInput(StrictInput):
     text = StrictCharField(allow_blank=False, max_length=MAX_FACT_CHARS)
