@@ -17,6 +17,7 @@ help:
 	@echo "make quick        the fast tier only (no real cluster, no browser)"
 	@echo "make test-crash   15 more SIGKILL crash trials of the memory worker (5 with 4 workers)"
 	@echo "make lint         ruff, mypy, makemigrations --check"
+	@echo "make fuzz         schemathesis against a live server (0 server errors, 0 schema violations)"
 	@echo "make bench        the benchmarks in benchmarks/"
 	@echo "make vendor       re-vendor the chat page's JS libraries (pins: scripts/vendor-js/)"
 
@@ -67,6 +68,10 @@ lint: venv
 	$(VENV)/bin/mypy agents memory runs web config ops
 	$(PY) manage.py makemigrations --check --dry-run
 
+# schemathesis on every operation of /api/schema, DEBUG off, a fresh SQLite database.
+fuzz: venv
+	scripts/api-fuzz.sh
+
 bench: venv
 	$(PY) benchmarks/context.py
 	$(PY) benchmarks/jobs.py
@@ -80,4 +85,4 @@ bench: venv
 vendor:
 	scripts/vendor-js.sh
 
-.PHONY: help venv migrate run serve doctor test test-browser test-crash quick lint bench vendor
+.PHONY: help venv migrate run serve doctor test test-browser test-crash quick lint fuzz bench vendor
