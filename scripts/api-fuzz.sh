@@ -41,17 +41,44 @@ for _ in $(seq 100); do
 done
 
 status=0
+# Every check but positive_data_acceptance ("schema-valid data must be accepted"): a
+# well-formed thread id that does not exist, or a password that is wrong, is refused
+# with 400 by design, and no schema can say which ids exist.
+report="$work/report.ndjson"
 "$SCHEMATHESIS" run "http://127.0.0.1:$port/api/schema" \
   --header "Authorization: Token $token" \
   --checks all \
-  --max-examples "${FUZZ_EXAMPLES:-25}" \
-  --max-time "${FUZZ_MAX_TIME:-240}" \
+  --exclude-checks positive_data_acceptance \
+  --max-examples "${FUZZ_EXAMPLES:-20}" \
+  --max-time "${FUZZ_MAX_TIME:-150}" \
   --request-timeout 20 \
   --seed "${FUZZ_SEED:-20261202}" \
   --workers 1 \
   --no-color \
-  --report ndjson --report-dir "${FUZZ_REPORT_DIR:-artifacts/schemathesis}" \
+  --report ndjson --report-ndjson-path "$report" \
   "$@" || status=$?
+# The requests sent, by status (the figures for the note).
+"$PY" - "$report" <<'SUMMARY'
+import collections, json, sys
+
+statuses = collections.Counter()
+
+def walk(node):
+    if isinstance(node, dict):
+        if isinstance(node.get("status_code"), int) and "elapsed" in node:
+            statuses[node["status_code"]] += 1
+        for value in node.values():
+            walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            walk(value)
+
+for line in open(sys.argv[1]):
+    walk(json.loads(line))
+server_errors = sum(n for code, n in statuses.items() if code >= 500)
+print(f"api-fuzz: {sum(statuses.values())} requests, 5xx: {server_errors}, by status:",
+      dict(sorted(statuses.items())))
+SUMMARY
 if grep -q "Traceback\|Internal Server Error" "$work/server.log"; then
   echo "api-fuzz: the server logged errors:" >&2
   grep -B2 -A20 "Traceback\|Internal Server Error" "$work/server.log" | head -80 >&2

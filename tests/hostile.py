@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from django.apps import apps
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
@@ -149,3 +151,21 @@ class Tally:
 
 def changed_models(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     return sorted(label for label in before if before[label] != after.get(label))
+
+
+def tally_fixture(name: str) -> Callable[[], Iterator[Tally]]:
+    """A module-scoped ``tally`` fixture whose counts are written when the module ends."""
+
+    @pytest.fixture(scope="module", name="tally")
+    def tally() -> Iterator[Tally]:
+        counts = Tally(name)
+        yield counts
+        counts.write()
+
+    return tally
+
+
+@pytest.fixture
+def no_run_limits(settings: Any) -> None:
+    """Hundreds of run requests per test; the limits are tests/test_throttling.py's."""
+    settings.RUN_RATE_USER = settings.RUN_RATE_TENANT = "100000/minute"

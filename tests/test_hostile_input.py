@@ -11,7 +11,6 @@ checked against every row of every model, before and after.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -31,10 +30,10 @@ from tests.hostile import (
     build_world,
     changed_models,
     database_state,
+    no_run_limits,  # noqa: F401 (a fixture)
     sample_body,
+    tally_fixture,
 )
-
-pytestmark = pytest.mark.django_db
 
 OPERATIONS = api_operations()
 BODY_OPERATIONS = [op for op in OPERATIONS if op.request_schema is not None]
@@ -45,17 +44,8 @@ def _json(body: bytes | None) -> dict[str, Any]:
     return {"data": body, "content_type": "application/json"} if body else {}
 
 
-@pytest.fixture(scope="module")
-def tally() -> Iterator[Tally]:
-    counts = Tally("test_hostile_input")
-    yield counts
-    counts.write()
-
-
-@pytest.fixture(autouse=True)
-def no_run_limits(settings: Any) -> None:
-    """Hundreds of run requests per test; the limits are tests/test_throttling.py's."""
-    settings.RUN_RATE_USER = settings.RUN_RATE_TENANT = "100000/minute"
+tally = tally_fixture("test_hostile_input")
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_run_limits")]
 
 
 @pytest.fixture

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from agents.models import Run
 from tests.factories import Teacher
-from tests.hostile import Tally
+from tests.hostile import Tally, no_run_limits, tally_fixture  # noqa: F401 (a fixture)
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_run_limits")]
 
 ANY_TEXT = st.text(st.characters(codec=None, categories=None), max_size=10)
 VALUES = st.recursive(
@@ -32,16 +32,7 @@ VALUES = st.recursive(
 CONTEXTS = st.dictionaries(ANY_TEXT, VALUES, max_size=4)
 
 
-@pytest.fixture(scope="module")
-def tally() -> Any:
-    counts = Tally("test_context_roundtrip")
-    yield counts
-    counts.write()
-
-
-@pytest.fixture(autouse=True)
-def no_run_limits(settings: Any) -> None:
-    settings.RUN_RATE_USER = settings.RUN_RATE_TENANT = "100000/minute"
+tally = tally_fixture("test_context_roundtrip")
 
 
 def normalised(value: Any) -> Any:
