@@ -343,7 +343,12 @@ if LIMITS_CACHE_URL and not LIMITS_CACHE_URL.startswith(("redis://", "rediss://"
     raise ImproperlyConfigured("LIMITS_CACHE_URL must be a redis://, rediss:// or unix:// URL")
 LIMITS_CACHE = "limits"
 _LIMITS_CACHE: dict[str, Any] = (
-    {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": LIMITS_CACHE_URL}
+    {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": LIMITS_CACHE_URL,
+        # A request never hangs on a black-holed Redis.
+        "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+    }
     if LIMITS_CACHE_URL
     else {
         "BACKEND": "django.core.cache.backends.db.DatabaseCache",

@@ -211,3 +211,26 @@ def test_an_unreachable_redis_broker_fails_fast_with_a_hint() -> None:
     assert broker.startswith("✗") and "Q_BROKER_URL" in broker
     assert line(result.stdout, "worker").startswith("✗")
     assert "pw-Zq81" not in result.stdout + result.stderr  # the URL's password
+
+
+@pytest.mark.django_db
+def test_the_limits_store_in_the_database_passes() -> None:
+    result = by_name(doctor_run())["limits store"]
+    assert result.ok and "agent_memory_limits" in result.detail
+
+
+def test_an_unreachable_redis_limits_store_fails_with_a_hint() -> None:
+    url = f"redis://:pw-Lm27@127.0.0.1:{unused_port()}/4"
+    result = subprocess.run(
+        [sys.executable, "manage.py", "doctor"],
+        cwd=ROOT,
+        env=child_env(LIMITS_CACHE_URL=url),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1
+    limits = line(result.stdout, "limits store")
+    assert limits.startswith("✗") and "LIMITS_CACHE_URL" in limits
+    assert "pw-Lm27" not in result.stdout + result.stderr
