@@ -17,6 +17,7 @@ help:
 	@echo "make quick        the fast tier only (no real cluster, no browser)"
 	@echo "make test-crash   15 more SIGKILL crash trials of the memory worker (5 with 4 workers)"
 	@echo "make lint         ruff, mypy, makemigrations --check, catalogue_check"
+	@echo "make fuzz         schemathesis against a live server (0 server errors, 0 schema violations)"
 	@echo "make bench        the benchmarks in benchmarks/"
 	@echo "make vendor       re-vendor the chat page's JS libraries and the tests' axe-core (pins: scripts/vendor-js/)"
 	@echo "make messages     update the English catalogue from the source (needs GNU gettext), then compile it"
@@ -83,6 +84,10 @@ lint: venv
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) manage.py catalogue_check
 
+# schemathesis on every operation of /api/schema, DEBUG off, a fresh SQLite database.
+fuzz: venv
+	scripts/api-fuzz.sh
+
 bench: venv
 	$(PY) benchmarks/context.py
 	$(PY) benchmarks/jobs.py
@@ -99,4 +104,4 @@ bench: venv
 vendor:
 	scripts/vendor-js.sh
 
-.PHONY: help venv catalogues messages migrate run serve doctor test test-browser test-crash quick lint bench vendor
+.PHONY: help venv catalogues messages migrate run serve doctor test test-browser test-crash quick lint fuzz bench vendor

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -56,6 +57,22 @@ def env_float(name: str, default: float, *, minimum: float | None = None) -> flo
         raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from exc
     if minimum is not None and value < minimum:
         raise ImproperlyConfigured(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+# DRF's throttle rates: "30/minute"; DRF reads only the period's first letter, so the
+# word is checked here.
+_RATE = re.compile(r"^[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)$")
+
+
+def env_rate(name: str, default: str) -> str:
+    """A rate as DRF's throttles read it: ``<count>/<second|minute|hour|day>``."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip()
+    if not _RATE.match(value):
+        raise ImproperlyConfigured(f"{name} must be a rate like 30/minute, got {raw!r}")
     return value
 
 

@@ -6,7 +6,9 @@ a developer's machine. Production sets DJANGO_DEBUG=0, DJANGO_SECRET_KEY and DAT
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy
@@ -17,6 +19,7 @@ from config.env import (
     env_float,
     env_int,
     env_list,
+    env_rate,
     env_str,
 )
 from memory.terms import TermCalendar, TermCalendarError
@@ -72,6 +75,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_q",
+    # Wrong-password counts for every login surface (agents/logins.py).
+    "axes",
     "ops",
     "agents",
     "memory",
@@ -80,6 +85,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every response under /api/ is JSON (resolver 404s, Django's 400/413, 500s
+    # with a request id), whatever the middleware below or the view answered.
+    "agents.api.middleware.ApiErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Static files from the app itself (no web server in front needed); right after
     # SecurityMiddleware so that static responses get its headers too.
@@ -95,6 +103,9 @@ MIDDLEWARE = [
     "agents.middleware.AccountLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes requires: it turns a lockout flagged during authenticate()
+    # into the lockout response (agents.logins.lockout_response).
+    "axes.middleware.AxesMiddleware",
 ]
 # No GZipMiddleware: it would buffer the SSE stream routes.
 
@@ -121,6 +132,12 @@ TEMPLATES = [
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
 DATABASES = {"default": database_from_url(DATABASE_URL, base_dir=BASE_DIR)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Axes first: it refuses a locked-out username or address before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -161,6 +178,10 @@ STORAGES = {
     },
 }
 
+# Reverse proxies in front of gunicorn that append the client's address to
+# X-Forwarded-For (nginx, the school's gateway). 0: the client is REMOTE_ADDR.
+WEB_PROXY_COUNT = env_int("WEB_PROXY_COUNT", 0, minimum=0)
+
 REST_FRAMEWORK = {
     # Token first: an anonymous request then gets 401 with WWW-Authenticate, not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -169,12 +190,17 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Bounded size and depth, text that can be stored (agents/api/parsers.py).
+    "DEFAULT_PARSER_CLASSES": ["agents.api.parsers.JSONBodyParser"],
+    # Documents the errors each operation can answer (agents/api/schema.py).
+    "DEFAULT_SCHEMA_CLASS": "agents.api.schema.ApiSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 20,
     "EXCEPTION_HANDLER": "agents.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
+    # Who a client is (throttles, login counts): REMOTE_ADDR, or the address this many
+    # proxies back in X-Forwarded-For. Never trust a client's own header by default.
+    "NUM_PROXIES": WEB_PROXY_COUNT,
 }
 
 SPECTACULAR_SETTINGS = {
@@ -187,6 +213,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # A CharField that refuses "" is documented with minLength 1.
+    "ENFORCE_NON_BLANK_FIELDS": True,
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "agents.models.Run.Status",
         "ThreadStatusEnum": "memory.models.Thread.Status",
@@ -325,8 +353,56 @@ if Q_BROKER_URL:
     Q_CLUSTER["redis"] = Q_BROKER_URL
 else:
     Q_CLUSTER["orm"] = "default"
-CACHES = {
+# --- Limits (throttles) -------------------------------------------------------------------
+# Runs a teacher may start per period (all their agents), and runs per period on one
+# school's agents (all its teachers): DRF throttle rates, "<n>/<second|minute|hour|day>".
+# Beyond them a run request answers 429 with Retry-After (agents/api/throttles.py).
+RUN_RATE_USER = env_rate("RUN_RATE_USER", "30/minute")
+RUN_RATE_TENANT = env_rate("RUN_RATE_TENANT", "300/minute")
+# Wrong passwords (API token, teachers' login, admin login; django-axes): after this many
+# failures for one username, or from one client address, within LOGIN_COOLOFF_SECONDS,
+# logins are refused until that long after the last failure.
+LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10, minimum=1)
+LOGIN_COOLOFF_SECONDS = env_int("LOGIN_COOLOFF_SECONDS", 900, minimum=1)
+AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(seconds=LOGIN_COOLOFF_SECONDS)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# Attempts during a lockout are refused but not counted: the wait shown is the real one,
+# and an attacker hammering a locked account does not grow its row.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_CALLABLE = "agents.logins.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "agents.logins.client_address"
+# Successful logins are not logged (no use here, and a row per login).
+AXES_DISABLE_ACCESS_LOG = True
+AXES_VERBOSE = False
+# The throttles' store, shared by every web process: the database cache (table
+# agent_memory_limits, created by a migration) unless LIMITS_CACHE_URL names a Redis
+# (redis://host:6379/2), which takes the writes off the database.
+LIMITS_CACHE_URL = env_str("LIMITS_CACHE_URL", "")
+if LIMITS_CACHE_URL and not LIMITS_CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured("LIMITS_CACHE_URL must be a redis://, rediss:// or unix:// URL")
+LIMITS_CACHE = "limits"
+_LIMITS_CACHE: dict[str, Any] = (
+    {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": LIMITS_CACHE_URL,
+        # A request never hangs on a black-holed Redis.
+        "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+    }
+    if LIMITS_CACHE_URL
+    else {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "agent_memory_limits",
+        # Never cull live windows: an entry lives one period at most.
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
+    }
+)
+# Installations (and test runs) sharing one Redis keep apart by their queue name.
+_LIMITS_CACHE["KEY_PREFIX"] = Q_NAME
+
+CACHES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    LIMITS_CACHE: _LIMITS_CACHE,
     # Files, not the database: the heartbeat is written twice a second and has no place
     # among the database's writes (SQLite has one writer). One host, as the processes are.
     "django_q": {
@@ -341,5 +417,6 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    # django-axes logs every failed login at INFO (with the address): warnings only.
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }

@@ -23,6 +23,7 @@ import redis
 from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.contrib.staticfiles.storage import ManifestFilesMixin, staticfiles_storage
+from django.core.cache import caches
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
@@ -164,6 +165,22 @@ def check_broker() -> CheckResult:
     finally:
         client.close()
     return CheckResult(name, True, f"{_broker_label()} (Redis {version})")
+
+
+def check_limits_store() -> CheckResult:
+    """The run limits' cache answers a read (its table exists, or its Redis is up)."""
+    name = "limits store"
+    if settings.LIMITS_CACHE_URL:
+        label = f"Redis {_safe_url(settings.LIMITS_CACHE_URL)}"
+        hint = "start Redis or fix LIMITS_CACHE_URL; unset it to count in the database"
+    else:
+        label = f"database cache table {settings.CACHES[settings.LIMITS_CACHE]['LOCATION']}"
+        hint = "run `manage.py migrate` (it creates the table)"
+    try:
+        caches[settings.LIMITS_CACHE].get("doctor-probe")
+    except Exception as exc:
+        return CheckResult(name, False, f"{label}: {type(exc).__name__}", hint)
+    return CheckResult(name, True, label)
 
 
 def check_worker() -> CheckResult:
@@ -417,6 +434,7 @@ CHECKS: tuple[tuple[str, Callable[[], CheckResult]], ...] = (
     ("database", check_database),
     ("migrations", check_migrations),
     ("queue broker", check_broker),
+    ("limits store", check_limits_store),
     ("worker", check_worker),
     ("queue depth", check_queue_depth),
     ("tokenizer", check_tokenizer),

@@ -12,6 +12,7 @@ tests on Redis. The children inherit Q_BROKER_URL and this pytest process's own 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import signal
@@ -117,6 +118,27 @@ class Cluster:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+def serve(port: int, log: Path, **env: str) -> subprocess.Popen[bytes]:
+    """``manage.py runserver`` on 127.0.0.1:``port`` (config.settings, the test database),
+    once it answers; the caller kills it."""
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env=child_env(**env),
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            http.client.HTTPConnection("127.0.0.1", port, timeout=1).request("GET", "/api/schema")
+            return process
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    raise AssertionError(log.read_text())
 
 
 def drive(

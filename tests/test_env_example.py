@@ -6,7 +6,7 @@ import re
 
 from tests.cluster import ROOT
 
-READ = re.compile(r"""\benv_(?:str|bool|int|float|list)\(\s*["']([A-Z][A-Z0-9_]*)["']""")
+READ = re.compile(r"""\benv_(?:str|bool|int|float|list|rate)\(\s*["']([A-Z][A-Z0-9_]*)["']""")
 LISTED = re.compile(r"^#?\s*([A-Z][A-Z0-9_]*)=", re.M)
 
 

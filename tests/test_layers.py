@@ -30,7 +30,10 @@ ALLOWED: dict[str, set[str]] = {
 MEMORY_USES_OF_AGENTS = {
     "agents.admin",
     "agents.api.fields",
+    "agents.api.inputs",
     "agents.api.pagination",
+    "agents.api.parsers",
+    "agents.api.paths",
     "agents.models",
     "agents.providers.base",
     "agents.providers.registry",

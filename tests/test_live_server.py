@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import http.client
 import json
-import subprocess
-import sys
-import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
-from tests.cluster import ROOT, child_env
+from tests.cluster import serve
 from tests.factories import make_teacher
 from tests.fakellm import unused_port
 
@@ -71,31 +68,12 @@ def test_sse_streams_incrementally_over_http(live_server, transactional_db: None
     assert events[0][1]["thread_id"].startswith("th_")
 
 
-def _serve(port: int, log: Path) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
-        cwd=ROOT,
-        env=child_env(),
-        stdout=log.open("ab"),
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            http.client.HTTPConnection("127.0.0.1", port, timeout=1).request("GET", "/api/schema")
-            return process
-        except OSError:
-            time.sleep(0.2)
-    process.kill()
-    raise AssertionError(log.read_text())
-
-
 @pytest.mark.slow
 def test_threads_come_back_after_a_server_restart(transactional_db: None, tmp_path: Path) -> None:
     teacher = make_teacher(tenant_name="重启学校", username="rs")
     port = unused_port()
     base = f"http://127.0.0.1:{port}"
-    server = _serve(port, tmp_path / "server.log")
+    server = serve(port, tmp_path / "server.log")
     try:
         runs = []
         thread_id = None
@@ -110,7 +88,7 @@ def test_threads_come_back_after_a_server_restart(transactional_db: None, tmp_pa
     finally:
         server.kill()
         server.wait()
-    server = _serve(port, tmp_path / "server.log")
+    server = serve(port, tmp_path / "server.log")
     try:
         threads = get(base, f"/api/agents/{teacher.agent.pk}/threads", teacher.token)
         assert [t["id"] for t in threads["results"]] == [thread_id]  # type: ignore[index]

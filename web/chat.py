@@ -53,6 +53,8 @@ def chat_strings() -> dict[str, str]:
         "networkError": _("网络连接中断，消息没有发出或回复没有收完。请检查网络后重试。"),
         "httpError": _("服务器出错了（HTTP %(status)s），请稍后重试。"),
         "sessionExpired": _("登录已过期，请刷新页面重新登录。"),
+        "throttled": _("发送得太频繁了，请稍后再试（约 %(seconds)s 秒后可以重新发送）。"),
+        "throttledSoon": _("发送得太频繁了，请稍后再试。"),
         "notFound": _("找不到这个智能体或会话，它可能已被删除。"),
         "threadUnavailable": _("这个会话已不可用。已为你切换到新会话，请重新发送。"),
         "rejected": _("请求没有被接受：%(message)s"),

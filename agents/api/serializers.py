@@ -3,10 +3,11 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from agents.api.fields import StrictCharField
+from agents.api.inputs import StrictInput
 from agents.models import Agent, Provider
 
 
-class TokenInput(serializers.Serializer):
+class TokenInput(StrictInput):
     username = StrictCharField(max_length=150)
     password = StrictCharField(max_length=256, trim_whitespace=False)
 
@@ -47,7 +48,7 @@ class AgentOutput(serializers.ModelSerializer):
         ]
 
 
-class AgentPatchInput(serializers.Serializer):
+class AgentPatchInput(StrictInput):
     archive_artifacts = serializers.BooleanField(
         required=False,
         help_text="Archive each completed run's output as the teacher's private "

@@ -24,6 +24,8 @@ class TokenView(APIView):
 
     authentication_classes: list[type[BaseAuthentication]] = []
     permission_classes = [AllowAny]
+    # Wrong passwords are counted by django-axes (agents/logins.py): 429 when locked out.
+    login_lockout = True
 
     @extend_schema(request=TokenInput, responses={200: TokenOutput})
     def post(self, request: Request) -> Response:

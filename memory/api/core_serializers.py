@@ -11,6 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.api.fields import StrictCharField
+from agents.api.inputs import StrictInput
 from memory.models import MAX_FACT_CHARS, CoreCandidate, CoreFact
 
 TERM = "term"
@@ -92,7 +93,7 @@ class CandidateOutput(serializers.ModelSerializer):
         ]
 
 
-class ConfirmInput(serializers.Serializer):
+class ConfirmInput(StrictInput):
     text = StrictCharField(required=False, allow_blank=False, max_length=MAX_FACT_CHARS)
     valid_until = ValidUntilField(
         required=False, allow_null=True, help_text=_("Default: the candidate's own proposal.")
@@ -107,7 +108,7 @@ class ConfirmOutput(serializers.Serializer):
     )
 
 
-class FactPatchInput(serializers.Serializer):
+class FactPatchInput(StrictInput):
     text = StrictCharField(required=False, allow_blank=False, max_length=MAX_FACT_CHARS)
     valid_until = ValidUntilField(required=False, allow_null=True)
 

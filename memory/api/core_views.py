@@ -57,11 +57,13 @@ class FactListView(APIView):
 
 
 class CandidateListView(APIView):
+    pagination_class = Pages
+
     @extend_schema(responses={200: CandidateOutput(many=True)})
     def get(self, request: Request, agent_id: int) -> Response:
         scope = _scope(request, agent_id)
         queryset = candidates_for_scope(scope=scope).select_related("source_run")
-        paginator = Pages()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(queryset, request, view=self)
         return paginator.get_paginated_response(CandidateOutput(page, many=True).data)
 
@@ -77,7 +79,8 @@ class CandidateConfirmView(APIView):
     )
     def post(self, request: Request, candidate_id: int) -> Response:
         candidate = candidate_get(actor=request.user, candidate_id=candidate_id)
-        data = ConfirmInput(data=request.data or {})
+        # No body is an empty one; a body that is null or not an object is refused.
+        data = ConfirmInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
             result = facts.candidate_confirm(

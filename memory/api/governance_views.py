@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.api.fields import StrictCharField
+from agents.api.inputs import StrictInput
 from agents.api.pagination import Pages
 from agents.selectors import agent_get
 from memory.models import MemoryAuditEvent, MemoryJob
@@ -48,7 +49,7 @@ def job_link(job: MemoryJob) -> str:
     return f'</api/memory/jobs/{job.pk}>; rel="monitor"'
 
 
-class ForgetInput(serializers.Serializer):
+class ForgetInput(StrictInput):
     # Longer than the matcher allows so that its own check (and message) decides.
     text = StrictCharField(max_length=MAX_NEEDLE_CHARS * 4, trim_whitespace=True)
 

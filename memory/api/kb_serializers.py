@@ -7,6 +7,7 @@ from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
 from agents.api.fields import StrictCharField
+from agents.api.inputs import QueryInput, StrictInput
 from memory.models import KBDocument
 from memory.services.kb_documents import TITLE_MAX_CHARS
 
@@ -15,7 +16,10 @@ ERROR = inline_serializer(
 )
 
 
-class KBFileUploadInput(serializers.Serializer):
+PASTED_TEXT_MAX_CHARS = 100_000
+
+
+class KBFileUploadInput(StrictInput):
     """multipart/form-data: a file, and optionally its title and visibility."""
 
     file = serializers.FileField(
@@ -27,11 +31,12 @@ class KBFileUploadInput(serializers.Serializer):
     )
 
 
-class KBTextUploadInput(serializers.Serializer):
+class KBTextUploadInput(StrictInput):
     """application/json: a title and the text itself (read as Markdown)."""
 
     title = StrictCharField(max_length=TITLE_MAX_CHARS)
-    text = StrictCharField(trim_whitespace=False)
+    # Pasted text: a chapter, not a book (larger material is uploaded as a file).
+    text = StrictCharField(trim_whitespace=False, max_length=PASTED_TEXT_MAX_CHARS)
     visibility = serializers.ChoiceField(
         choices=KBDocument.Visibility.choices, default=KBDocument.Visibility.AGENT
     )
@@ -82,7 +87,7 @@ class KBDocumentPageOutput(serializers.Serializer):
     results = KBDocumentOutput(many=True)
 
 
-class KBSearchInput(serializers.Serializer):
+class KBSearchInput(QueryInput):
     q = serializers.CharField(max_length=2000, trim_whitespace=True)
     limit = serializers.IntegerField(required=False, default=5, min_value=1, max_value=20)
 

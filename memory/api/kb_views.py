@@ -13,12 +13,13 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, PermissionDenied
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents.api.pagination import Pages
+from agents.api.parsers import JSONBodyParser
 from agents.selectors import agent_get
 from memory.api.kb_serializers import (
     ERROR,
@@ -73,7 +74,7 @@ def _output(request: Request, documents: list[KBDocument], *, many: bool = True)
 
 
 class AgentKBDocumentsView(APIView):
-    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    parser_classes = [JSONBodyParser, MultiPartParser, FormParser]
 
     @extend_schema(
         parameters=[OpenApiParameter("page", int), OpenApiParameter("page_size", int)],

@@ -4,22 +4,30 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agents.api.fields import StrictCharField
+from agents.api.inputs import QueryInput
 from agents.selectors import agent_get
 from memory.scope import Scope
 from memory.services.recall import RecallQuery, recall_query_for_thread, recall_search
 from memory.services.threads import ThreadRejected
 
 
-class RecallQueryInput(serializers.Serializer):
-    q = serializers.CharField(max_length=2000, trim_whitespace=True)
+class RecallQueryInput(QueryInput):
+    q = StrictCharField(max_length=2000, trim_whitespace=True, help_text="The message")
     limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=50)
-    thread_id = serializers.CharField(required=False, max_length=32, trim_whitespace=True)
+    thread_id = StrictCharField(
+        required=False,
+        max_length=32,
+        trim_whitespace=True,
+        help_text="Search as the read path does for a message in this thread "
+        "(its recent turns and summary join the query)",
+    )
 
     def validate_q(self, value: str) -> str:
         if not value.strip():
@@ -46,19 +54,7 @@ class RecallOutput(serializers.Serializer):
 
 
 class RecallSearchView(APIView):
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("q", str, required=True, description="The message"),
-            OpenApiParameter("limit", int),
-            OpenApiParameter(
-                "thread_id",
-                str,
-                description="Search as the read path does for a message in this thread "
-                "(its recent turns and summary join the query)",
-            ),
-        ],
-        responses={200: RecallOutput},
-    )
+    @extend_schema(parameters=[RecallQueryInput], responses={200: RecallOutput})
     def get(self, request: Request, agent_id: int) -> Response:
         agent = agent_get(actor=request.user, agent_id=agent_id)
         data = RecallQueryInput(data=request.query_params)

@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.api.fields import StrictCharField
+from agents.api.inputs import QueryInput, StrictInput
 from memory.models import Thread
 
 
@@ -54,7 +55,7 @@ class ThreadDetailOutput(ThreadOutput):
         return dict(CostTotalsOutput(self.context["totals"]).data)
 
 
-class ThreadPatchInput(serializers.Serializer):
+class ThreadPatchInput(StrictInput):
     title = StrictCharField(max_length=200, allow_blank=False)
 
     def validate_title(self, value: str) -> str:
@@ -63,7 +64,7 @@ class ThreadPatchInput(serializers.Serializer):
         return value
 
 
-class ThreadStatusQuery(serializers.Serializer):
+class ThreadStatusQuery(QueryInput):
     status = serializers.ChoiceField(
         choices=Thread.Status.choices, required=False, default=Thread.Status.ACTIVE
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -24,10 +24,9 @@ from memory.services import forget, threads
 
 
 class AgentThreadListView(APIView):
-    @extend_schema(
-        parameters=[OpenApiParameter("status", str, enum=["active", "archived"])],
-        responses={200: ThreadOutput(many=True)},
-    )
+    pagination_class = Pages
+
+    @extend_schema(parameters=[ThreadStatusQuery], responses={200: ThreadOutput(many=True)})
     def get(self, request: Request, agent_id: int) -> Response:
         agent = agent_get(actor=request.user, agent_id=agent_id)
         query = ThreadStatusQuery(data=request.query_params)
@@ -36,7 +35,7 @@ class AgentThreadListView(APIView):
             scope=Scope.for_agent(agent, owner_id=request.user.pk),
             status=query.validated_data["status"],
         )
-        paginator = Pages()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(queryset, request, view=self)
         return paginator.get_paginated_response(ThreadOutput(page, many=True).data)
 

@@ -20,11 +20,12 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from agents.api.inputs import QueryInput
 from agents.models import Run
 from runs import exports, selectors
 
 
-class ExportQuery(serializers.Serializer):
+class ExportQuery(QueryInput):
     format = serializers.ChoiceField(choices=list(exports.FORMATS), default="docx")
 
 

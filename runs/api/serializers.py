@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.conf import settings
@@ -10,16 +9,26 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from agents.api.fields import StrictCharField
+from agents.api.fields import JSONObjectField, StrictCharField
+from agents.api.inputs import StrictInput
 from agents.models import Run
 from runs.services import error_message
 
+# Request options are stored with the run; they are small by nature.
 CONTEXT_MAX_CHARS = 10_000
+CONTEXT_MAX_DEPTH = 8
 
 
-class RunInput(serializers.Serializer):
+class RunInput(StrictInput):
     input = StrictCharField(trim_whitespace=False)
-    context = serializers.JSONField(required=False, default=dict)
+    context = JSONObjectField(
+        required=False,
+        allow_null=True,
+        default=dict,
+        max_depth=CONTEXT_MAX_DEPTH,
+        max_chars=CONTEXT_MAX_CHARS,
+        help_text="Request options: mode, run_id (continue from that run).",
+    )
     thread_id = StrictCharField(required=False, allow_null=True, max_length=32)
 
     def validate_input(self, value: str) -> str:
@@ -30,18 +39,6 @@ class RunInput(serializers.Serializer):
             raise serializers.ValidationError(
                 _("输入过长：最多 %(limit)d 个字符，当前 %(size)d 个。")
                 % {"limit": limit, "size": len(value)}
-            )
-        return value
-
-    def validate_context(self, value: Any) -> dict[str, Any]:
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            raise serializers.ValidationError(_("context 必须是 JSON 对象。"))
-        # Request options are stored with the run; they are small by nature.
-        if len(json.dumps(value, ensure_ascii=False)) > CONTEXT_MAX_CHARS:
-            raise serializers.ValidationError(
-                _("context 过大：最多 %(n)d 个字符。") % {"n": CONTEXT_MAX_CHARS}
             )
         return value
 

@@ -8,14 +8,35 @@ engine is its own short transaction).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.http import StreamingHttpResponse
+from django.utils.translation import gettext as _
 from rest_framework.renderers import BaseRenderer
 
 from agents.models import Run
 from runs.services import Finished, RunEvent, Started, TextDelta, ToolUsed, error_message
+
+logger = logging.getLogger(__name__)
+
+
+# One event of the stream, as an SSE client reads it (the OpenAPI schema of the stream).
+RUN_EVENT: dict[str, Any] = {
+    "type": "object",
+    "required": ["event", "data"],
+    "properties": {
+        "event": {"type": "string", "enum": ["started", "delta", "tool", "done", "error"]},
+        "data": {
+            "type": "string",
+            "description": "JSON. started: {run_id, thread_id}; delta: {text}; tool: {id, name, "
+            "arguments, status, error, chunk_ids, tokens, duration_ms}; done: {run}; "
+            "error: {code, message, run_id, thread_id, run} (or {code, message, request_id} "
+            "if the server failed).",
+        },
+    },
+}
 
 
 def frame(event: str, data: dict[str, Any]) -> str:
@@ -78,8 +99,30 @@ def run_event_stream(
                 )
 
 
-def stream_response(body: Iterator[str]) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(body, content_type="text/event-stream; charset=utf-8")
+def guarded(body: Iterator[str], *, request_id: str) -> Iterator[str]:
+    """The stream, ending with an ``error`` event if it fails after it has started.
+
+    The response's status is long sent by then; without this the client would see the
+    stream stop with neither ``done`` nor ``error``.
+    """
+    try:
+        yield from body
+    except Exception:
+        logger.exception("request %s failed while streaming", request_id)
+        yield frame(
+            "error",
+            {
+                "code": "server_error",
+                "message": _("服务器出错了，请稍后重试。"),
+                "request_id": request_id,
+            },
+        )
+
+
+def stream_response(body: Iterator[str], *, request_id: str) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(
+        guarded(body, request_id=request_id), content_type="text/event-stream; charset=utf-8"
+    )
     response["Cache-Control"] = "no-cache"
     # Tell nginx-style proxies not to buffer the stream.
     response["X-Accel-Buffering"] = "no"

@@ -12,7 +12,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agents.api.middleware import request_id
 from agents.api.pagination import Pages
+from agents.api.throttles import RUN_THROTTLES
 from agents.models import Agent
 from agents.selectors import agent_get
 from memory.api.governance_views import NOT_FOUND, job_link
@@ -21,7 +23,7 @@ from memory.selectors import thread_get
 from memory.services import forget, threads
 from runs import services
 from runs.api.serializers import RunContextOutput, RunInput, RunOutput, ThreadRunOutput
-from runs.api.sse import EventStreamRenderer, run_event_stream, stream_response
+from runs.api.sse import RUN_EVENT, EventStreamRenderer, run_event_stream, stream_response
 from runs.selectors import run_get
 
 
@@ -43,6 +45,8 @@ def _start(request: Request, agent: Agent) -> services.StartedRun:
 class AgentRunView(APIView):
     """Run the agent synchronously and return the finished run."""
 
+    throttle_classes = RUN_THROTTLES
+
     @extend_schema(request=RunInput, responses={200: RunOutput})
     def post(self, request: Request, agent_id: int) -> Response:
         agent = agent_get(actor=request.user, agent_id=agent_id)
@@ -59,17 +63,19 @@ class AgentRunStreamView(APIView):
     """
 
     renderer_classes = [JSONRenderer, EventStreamRenderer]
+    throttle_classes = RUN_THROTTLES
 
     @extend_schema(
         request=RunInput,
         responses={
-            200: OpenApiResponse(
+            (200, "text/event-stream"): OpenApiResponse(
+                RUN_EVENT,
                 description=(
-                    "text/event-stream of run events: started {run_id, thread_id}; "
+                    "Server-sent events of the run: started {run_id, thread_id}; "
                     "delta {text}; tool {id, name, arguments, status, error, chunk_ids, "
                     "tokens, duration_ms} after each tool call the run executed (at most "
-                    "3); done {run} or error {code, message, run_id, thread_id, run}"
-                )
+                    "3); done {run} or error {code, message, run_id, thread_id, run}."
+                ),
             )
         },
     )
@@ -77,7 +83,8 @@ class AgentRunStreamView(APIView):
         agent = agent_get(actor=request.user, agent_id=agent_id)
         events = services.run_stream(started=_start(request, agent))
         return stream_response(
-            run_event_stream(events, serialize_run=lambda r: dict(RunOutput(r).data))
+            run_event_stream(events, serialize_run=lambda r: dict(RunOutput(r).data)),
+            request_id=request_id(request),
         )
 
 
@@ -105,10 +112,12 @@ class RunDetailView(APIView):
 
 
 class ThreadRunsView(APIView):
+    pagination_class = Pages
+
     @extend_schema(responses={200: ThreadRunOutput(many=True)})
     def get(self, request: Request, thread_id: str) -> Response:
         thread = thread_get(actor=request.user, thread_id=thread_id)
-        paginator = Pages()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(threads.thread_runs(thread=thread), request, view=self)
         return paginator.get_paginated_response(ThreadRunOutput(page, many=True).data)
 

@@ -195,6 +195,10 @@
     var status = err.status;
     var first = firstFieldError(err.data);
     if (status === 401) return t("sessionExpired");
+    if (status === 429) {
+      var wait = err.data && err.data.retry_after;
+      return wait ? t("throttled", { seconds: wait }) : t("throttledSoon");
+    }
     if (status === 404) return t("notFound");
     if (status === 400 && first.field === "thread_id") return t("threadUnavailable");
     if (status >= 400 && status < 500 && first.message) return t("rejected", { message: first.message });

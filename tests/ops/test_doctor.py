@@ -39,6 +39,20 @@ def doctor(*, expect_exit: int = 0) -> str:
     return out.getvalue()
 
 
+def doctor_process(**env: str) -> subprocess.CompletedProcess[str]:
+    """``manage.py doctor`` as its own process (settings are read at start), on the test
+    database, bounded in time (the timeout is the test of "fast")."""
+    return subprocess.run(
+        [sys.executable, "manage.py", "doctor"],
+        cwd=ROOT,
+        env=child_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 def line(output: str, name: str) -> str:
     """The table line of one check (mark, name, detail) and its hint line, if any."""
     lines = output.splitlines()
@@ -198,17 +212,24 @@ def test_an_unreachable_redis_broker_fails_fast_with_a_hint() -> None:
     start, so it runs as its own process on the test database)."""
     url = f"redis://:pw-Zq81@127.0.0.1:{unused_port()}/0"
     # The timeout is the test of "fast": probes are bounded (ops.doctor.PROBE_TIMEOUT).
-    result = subprocess.run(
-        [sys.executable, "manage.py", "doctor"],
-        cwd=ROOT,
-        env=child_env(Q_BROKER_URL=url),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = doctor_process(Q_BROKER_URL=url)
     assert result.returncode == 1
     broker = line(result.stdout, "queue broker")
     assert broker.startswith("✗") and "Q_BROKER_URL" in broker
     assert line(result.stdout, "worker").startswith("✗")
     assert "pw-Zq81" not in result.stdout + result.stderr  # the URL's password
+
+
+@pytest.mark.django_db
+def test_the_limits_store_in_the_database_passes() -> None:
+    result = by_name(doctor_run())["limits store"]
+    assert result.ok and "agent_memory_limits" in result.detail
+
+
+def test_an_unreachable_redis_limits_store_fails_with_a_hint() -> None:
+    url = f"redis://:pw-Lm27@127.0.0.1:{unused_port()}/4"
+    result = doctor_process(LIMITS_CACHE_URL=url)
+    assert result.returncode == 1
+    limits = line(result.stdout, "limits store")
+    assert limits.startswith("✗") and "LIMITS_CACHE_URL" in limits
+    assert "pw-Lm27" not in result.stdout + result.stderr
