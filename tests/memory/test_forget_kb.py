@@ -11,16 +11,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.test import Client
+from django.utils import timezone
 
-from agents.models import Agent, Membership
+from agents.models import Agent, Run
 from memory.models import KBChunk, KBDocument, KBIndexState, MemoryJob
 from memory.scope import Scope
 from memory.services.forget import memory_job_process
 from memory.services.kb import kb_cache_clear, kb_search
-from memory.services.kb_documents import kb_document_create, kb_document_process
+from memory.services.kb_documents import (
+    kb_artifact_archive,
+    kb_document_create,
+    kb_document_process,
+)
 from memory.services.recall import recall_cache_clear
-from tests.factories import Teacher, make_teacher, run_via_api
+from tests.factories import Teacher, run_via_api, school_admin_browser
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -172,13 +176,7 @@ def test_a_tenant_wide_forget_deletes_every_private_document_of_the_school_that_
     theirs = document(colleague, f"# 课代表\n\n{STUDENT}是课代表。")
     shared = document(teacher, f"# 公告\n\n{STUDENT}获奖。", visibility="agent")
     elsewhere = document(outsider, f"# 学生\n\n{STUDENT}是另一所学校的学生。")
-    head = make_teacher(
-        tenant_name=teacher.tenant.name, username="head", role=Membership.Role.ADMIN
-    )
-    head.user.is_staff = True
-    head.user.save()
-    browser = Client()
-    browser.force_login(head.user)
+    _head, browser = school_admin_browser(teacher)
 
     response = browser.post(f"/admin/agents/tenant/{teacher.tenant.pk}/forget/", {"text": STUDENT})
 
@@ -188,3 +186,24 @@ def test_a_tenant_wide_forget_deletes_every_private_document_of_the_school_that_
     assert set(KBDocument.objects.values_list("pk", flat=True)) == {shared, elsewhere}
     assert mine not in found(teacher, "家访") and theirs not in found(colleague, "课代表")
     assert found(outsider, "另一所学校的学生") == {elsewhere}
+
+
+def test_an_archive_that_read_the_run_before_a_delete_or_a_forget_stores_nothing_stale(
+    teacher: Teacher,
+) -> None:
+    """The memory job read the run, then a cascade erased or redacted it: the archive
+    re-reads the run under its lock and stores what it holds now (or nothing)."""
+    deleted, redacted = (
+        Run.objects.get(pk=send(teacher, text)["id"])
+        for text in ("出一份光合作用单元测验", f"给{STUDENT}出一份阅读作业")
+    )
+    Run.objects.filter(pk=deleted.pk).update(deleted_at=timezone.now())
+    Run.objects.filter(pk=redacted.pk).update(output=redacted.output.replace(STUDENT, "（已遗忘）"))
+    assert STUDENT in redacted.output  # the job's copy is stale
+
+    assert kb_artifact_archive(run=deleted) is None
+    artifact = kb_artifact_archive(run=redacted)
+
+    assert artifact is not None and not KBDocument.objects.filter(source_run=deleted).exists()
+    text = "".join(KBChunk.objects.filter(document=artifact).values_list("text", flat=True))
+    assert "（已遗忘）" in text and STUDENT not in text
