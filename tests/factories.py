@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -116,3 +117,16 @@ def conversation_with_memories(teacher: Teacher) -> None:
     candidates = list(CoreCandidate.objects.filter(source_run_id=second["id"]).order_by("pk"))
     assert len(candidates) >= 2, candidates
     fact_via_confirm(teacher, candidates[0])
+
+
+def school_admin_browser(teacher: Teacher, username: str = "head") -> tuple[Teacher, Client]:
+    """An administrator of ``teacher``'s school with admin-site access, and a browser
+    client logged in as them."""
+    head = make_teacher(
+        tenant_name=teacher.tenant.name, username=username, role=Membership.Role.ADMIN
+    )
+    head.user.is_staff = True
+    head.user.save()
+    browser = Client()
+    browser.force_login(head.user)
+    return head, browser

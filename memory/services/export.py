@@ -14,12 +14,17 @@ a later version only adds keys):
   output, redacted (a text was forgotten in it), created_at, finished_at, input_tokens,
   output_tokens, cost (a decimal string)
 - ``recall_entries``: id, run_id, thread_id, text, created_at
+- ``kb_documents`` (metadata only, oldest first): the knowledge-base documents the teacher
+  uploaded with the agent, private and shared (archived artifacts among them): id,
+  title, visibility (``agent`` | ``private``), status (``processing`` | ``ready`` |
+  ``failed``), kind, size_bytes, chunk_count, source_run_id (an archived artifact's run,
+  else null), created_at, updated_at, processed_at. Not their text: the documents
+  themselves are the teacher's files (the /kb/ page shows them)
 - ``audit_events`` (newest first): id, action, object_type, object_id, actor (username
   or null for the system), created_at, before_hash, after_hash, detail
 
 Times are ISO 8601 in the server's time zone. Deleted threads and runs are not included
-(nothing of them is held but their cost). The knowledge base (L4) adds a section of
-document metadata when it lands (one more entry in :data:`_SECTIONS`).
+(nothing of them is held but their cost).
 
 The export itself is recorded as an audit event (and is the first of ``audit_events``).
 """
@@ -35,7 +40,7 @@ from django.db.models import Prefetch
 from django.utils import timezone
 
 from agents.models import Agent, Run
-from memory.models import CoreFact, RecallEntry, Thread
+from memory.models import CoreFact, KBDocument, RecallEntry, Thread
 from memory.scope import Scope
 from memory.selectors import audit_events_for
 from memory.services.audit import Action, ObjectType, audit_record_scoped
@@ -148,6 +153,26 @@ def _recall_entries(scope: Scope) -> list[dict[str, Any]]:
     ]
 
 
+def _kb_documents(scope: Scope) -> list[dict[str, Any]]:
+    documents = KBDocument.objects.filter(**scope.filter_kwargs()).order_by("created_at", "pk")
+    return [
+        {
+            "id": d.pk,
+            "title": d.title,
+            "visibility": d.visibility,
+            "status": d.status,
+            "kind": d.kind,
+            "size_bytes": d.size_bytes,
+            "chunk_count": d.chunk_count,
+            "source_run_id": d.source_run_id,
+            "created_at": _time(d.created_at),
+            "updated_at": _time(d.updated_at),
+            "processed_at": _time(d.processed_at),
+        }
+        for d in documents
+    ]
+
+
 def _audit_events(scope: Scope) -> list[dict[str, Any]]:
     events = list(audit_events_for(scope=scope))
     actor_ids = {e.actor_id for e in events if e.actor_id is not None}
@@ -168,12 +193,13 @@ def _audit_events(scope: Scope) -> list[dict[str, Any]]:
     ]
 
 
-# Section key -> builder, in document order. The knowledge base's "kb_documents" joins here.
+# Section key -> builder, in document order.
 _SECTIONS: dict[str, Section] = {
     "facts": _facts,
     "candidates": _candidates,
     "threads": _threads,
     "recall_entries": _recall_entries,
+    "kb_documents": _kb_documents,
     "audit_events": _audit_events,
 }
 

@@ -34,12 +34,23 @@ forget a text       in the teacher's memory with one agent (or a whole tenant, f
                     run inputs and outputs, thread titles and summaries and run context
                     manifests are redacted in place (runs marked ``redacted_at``); the
                     recall entries that mention it or come from a redacted run are
-                    removed and rebuilt from the redacted run.
+                    removed and rebuilt from the redacted run; L4 the teacher's private
+                    knowledge-base documents (uploads and archived artifacts; for a
+                    tenant, every private document of it) whose title or any chunk
+                    mentions it are deleted whole.
 ==================  ==================================================================
 
-The knowledge base (L4) is not on this branch: its step (archived KB artifacts of the
-runs; private KB chunks that mention a text) and its counts join each workflow's step
-list below, in one place each, when it lands.
+L4 in the two deletions: the archived knowledge-base artifacts of the runs (documents
+whose ``source_run`` is one of them) are deleted with their chunks. Every KB deletion goes
+through :func:`~memory.services.kb_documents.kb_document_delete`, which bumps the
+index's version: every process's next search drops the chunks, and a search never
+returns a chunk of a deleted document even from an index that has not caught up.
+
+Forgetting a text *deletes* a private document that mentions it rather than redacting
+its chunks: a chunk edited in place keeps its id, and an index that loads by id would
+keep its old terms (the text could still be found by searching for it); a deletion is
+seen the same way by every process. Shared (``agent``) documents are not touched: they
+are the school's material, not one teacher's memory.
 
 Nothing here creates or edits a fact (tests/memory/test_promotion_path.py): it only
 deletes them.
@@ -65,6 +76,8 @@ from agents.selectors import User, actor_id, is_tenant_admin
 from memory.models import (
     CoreCandidate,
     CoreFact,
+    KBChunk,
+    KBDocument,
     MemoryJob,
     RecallEntry,
     RunContext,
@@ -74,6 +87,7 @@ from memory.scope import Scope
 from memory.services.audit import Action, ObjectType, audit_record
 from memory.services.compression import thread_compress
 from memory.services.jobs import governance_job_enqueue
+from memory.services.kb_documents import kb_document_delete
 from memory.services.llm import MemoryDeferred
 from memory.services.recall import recall_entries_delete, recall_upsert
 from memory.services.threads import thread_title_from
@@ -319,7 +333,8 @@ def thread_erase(job: MemoryJob) -> Counts:
     counts["recall_entries"] += recall_entries_delete(run_ids=run_ids)
     # L2: candidates proposed from these runs (confirmed facts stay).
     counts["candidates"] += _candidates_delete(run_ids)
-    # L4 (knowledge base): archived artifacts of these runs, when the KB lands.
+    # L4: the archived knowledge-base artifacts of these runs.
+    counts.update(_kb_artifacts_delete(run_ids))
     # L1: the thread itself; runs and memory operations stay, out of it (SET_NULL).
     with transaction.atomic():
         Run.objects.filter(pk__in=run_ids).update(thread=None)
@@ -352,7 +367,8 @@ def run_erase(job: MemoryJob) -> Counts:
     )
     counts["recall_entries"] += recall_entries_delete(run_ids=[run_id])
     counts["candidates"] += _candidates_delete([run_id])
-    # L4 (knowledge base): the run's archived artifacts, when the KB lands.
+    # L4: the run's archived knowledge-base artifact.
+    counts.update(_kb_artifacts_delete([run_id]))
     # L1: a summary that covered the run is cleared, then rebuilt from the remaining runs.
     if thread_id and job.params.get("summary_covered"):
         if not job.params.get("summary_reset"):
@@ -396,7 +412,9 @@ def text_forget(job: MemoryJob) -> Counts:
     removed, rebuilt = _recall_forget(matcher, where, redacted_runs)
     counts["recall_entries"] += removed
     counts["recall_entries_rebuilt"] += rebuilt
-    # L4 (knowledge base): private KB chunks that mention it, when the KB lands.
+    # L4: private knowledge-base documents that mention it (archived artifacts of the
+    # runs redacted above among them: they hold the run's text as it was).
+    counts.update(_kb_private_forget(matcher, where))
     return counts
 
 
@@ -493,6 +511,23 @@ def _contexts_delete(
         return 0
     deleted, _per_model = RunContext.objects.filter(run_id__in=doomed).delete()
     return deleted
+
+
+def _kb_documents_delete(documents: Collection[KBDocument]) -> Counts:
+    """Delete knowledge-base documents (and their chunks) through the KB's own service."""
+    counts: Counts = Counter()
+    for document in documents:
+        chunks = KBChunk.objects.filter(document_id=document.pk).count()
+        if kb_document_delete(document=document):
+            counts["kb_documents"] += 1
+            counts["kb_chunks"] += chunks
+    return counts
+
+
+def _kb_artifacts_delete(run_ids: Collection[int]) -> Counts:
+    if not run_ids:
+        return Counter()
+    return _kb_documents_delete(list(KBDocument.objects.filter(source_run_id__in=list(run_ids))))
 
 
 # -- layer steps: forgetting a text -----------------------------------------------------------
@@ -608,6 +643,22 @@ def _contexts_redact(matcher: TextMatcher, where: dict[str, Any]) -> int:
             )
             changed += 1
     return changed
+
+
+def _kb_private_forget(matcher: TextMatcher, where: dict[str, Any]) -> Counts:
+    """Delete the private documents in ``where`` whose title or a chunk mentions the text."""
+    private = KBDocument.objects.filter(**where, visibility=KBDocument.Visibility.PRIVATE)
+    titled = private.values_list("pk", "title").iterator(chunk_size=500)
+    doomed = set(_matching(titled, matcher))
+    chunks = (
+        KBChunk.objects.filter(document__in=private)
+        .values_list("document_id", "heading_path", "text")
+        .iterator(chunk_size=500)
+    )
+    doomed.update(_matching(chunks, matcher))
+    if not doomed:
+        return Counter()
+    return _kb_documents_delete(list(KBDocument.objects.filter(pk__in=doomed)))
 
 
 def _recall_forget(

@@ -375,16 +375,18 @@ def kb_document_process(*, document_id: int) -> ProcessReport:
 
 
 # -- deletion -------------------------------------------------------------------------------
-def kb_document_delete(*, document: KBDocument) -> None:
+def kb_document_delete(*, document: KBDocument) -> bool:
     """Delete a document and its chunks; every process's index drops them on its next
-    search (the version bump). Idempotent. Access is the caller's check
-    (``memory.selectors.kb_document_get`` / ``kb_document_may_delete``)."""
+    search (the version bump). Idempotent: returns whether this call deleted it. Access
+    is the caller's check (``memory.selectors.kb_document_get`` /
+    ``kb_document_may_delete``)."""
     key = IndexKey.for_document(document)
     with transaction.atomic():
         chunks = KBChunk.objects.filter(document_id=document.pk).count()
         deleted, _counts = KBDocument.objects.filter(pk=document.pk).delete()
         if deleted and chunks:
             _bump_index(key, delta=-chunks)
+    return bool(deleted)
 
 
 # -- artifacts ------------------------------------------------------------------------------
@@ -414,6 +416,23 @@ def kb_artifact_archive(*, run: Run) -> KBDocument | None:
     now = timezone.now()
     try:
         with transaction.atomic():
+            # Locked and re-read: a deletion or a forgetting (memory.services.forget)
+            # may have erased or redacted the run since it was read. Archived after
+            # them, the artifact holds what the run holds now; archived before, their
+            # cascade finds and deletes it.
+            current = (
+                Run.objects.select_for_update()
+                .filter(pk=run.pk, deleted_at__isnull=True)
+                .values_list("output", flat=True)
+                .first()
+            )
+            if current is None or not current.strip():
+                return None
+            if current != run.output:
+                fresh = text_blocks(current, markdown=True)
+                if not fresh:
+                    return None
+                prepared = kb_prepare(Parsed(blocks=fresh, encoding="utf-8"))
             document = KBDocument.objects.create(
                 tenant_id=run.tenant_id,
                 agent_id=run.agent_id,
@@ -422,7 +441,7 @@ def kb_artifact_archive(*, run: Run) -> KBDocument | None:
                 visibility=KBDocument.Visibility.PRIVATE,
                 kind=KBDocument.Kind.ARTIFACT,
                 source_run=run,
-                size_bytes=len(run.output.encode("utf-8")),
+                size_bytes=len(current.encode("utf-8")),
                 created_at=now,
                 updated_at=now,
             )

@@ -24,6 +24,8 @@ from django.test import Client
 from playwright.sync_api import expect
 
 from agents.models import Membership, Preference
+from memory.models import CoreFact
+from memory.services.kb_documents import kb_document_create, kb_document_process
 from tests.browser.axe import axe_audit
 from tests.browser.conftest import DESKTOP, PHONE, new_page
 from tests.factories import Teacher, conversation_with_memories, make_provider, make_teacher
@@ -38,6 +40,23 @@ LANGUAGES = {"zh-hans": "zh-CN", "en": "en-US"}  # page language -> the browser'
 def memories(teacher: Teacher) -> None:
     """A conversation of two turns, pending candidates from it and one confirmed fact."""
     conversation_with_memories(teacher)
+
+
+def expired_fact(teacher: Teacher) -> None:
+    """The memories, one confirmed fact past its term (the panel's 已过期)."""
+    memories(teacher)
+    CoreFact.objects.filter(owner=teacher.user).update(valid_until="2020-07-15")
+
+
+def kb_lesson(teacher: Teacher) -> None:
+    """One ready knowledge-base document, shared with the agent."""
+    document = kb_document_create(
+        agent=teacher.agent,
+        owner_id=teacher.user.pk,
+        title="光合作用教案",
+        text="# 光合作用\n\n## 场所\n\n光反应在类囊体薄膜上进行，暗反应在叶绿体基质中进行。\n",
+    )
+    kb_document_process(document_id=document.pk)
 
 
 def dead_model(teacher: Teacher) -> None:
@@ -87,6 +106,21 @@ def memory_ready(page: Any) -> None:
     expect(page.locator("#memory-columns, #no-agents")).to_have_count(1)
 
 
+def memory_expired(page: Any) -> None:
+    memory_ready(page)
+    expect(page.locator("#expired-section")).to_be_visible()
+
+
+def kb_ready(page: Any) -> None:
+    expect(page.locator("#documents-section")).to_be_visible()
+
+
+def kb_searched(page: Any) -> None:
+    kb_ready(page)
+    expect(page.locator("#hit-list li")).not_to_have_count(0)
+    expect(page.locator("#injected-text")).to_be_visible()
+
+
 def admin_ready(page: Any) -> None:
     expect(page.locator("#content")).to_be_visible()
 
@@ -115,6 +149,11 @@ PAGES = [
     AuditPage("memory", "/memory/", act=memory_ready),
     AuditPage("memory-empty", "/memory/", state=lambda t: None, act=memory_ready),
     AuditPage("memory-phone", "/memory/", act=memory_ready, viewport=PHONE),
+    AuditPage("memory-expired", "/memory/", state=expired_fact, act=memory_expired),
+    AuditPage("kb-empty", "/kb/", state=lambda t: None, act=kb_ready),
+    AuditPage(
+        "kb-search", "/kb/?agent={agent}&q=光反应在哪里进行", state=kb_lesson, act=kb_searched
+    ),
     AuditPage("admin-login", "/admin/login/", user="anonymous", act=admin_ready),
     AuditPage("admin-index", "/admin/", user="operator", act=admin_ready),
     AuditPage("admin-threads", "/admin/memory/thread/", user="operator", act=admin_ready),

@@ -9,9 +9,14 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from agents.models import Membership
-from memory.models import CoreFact
+from agents.models import Membership, Run
+from memory.models import CoreFact, KBDocument
 from memory.services.export import EXPORT_FORMAT, EXPORT_VERSION
+from memory.services.kb_documents import (
+    kb_artifact_archive,
+    kb_document_create,
+    kb_document_process,
+)
 from tests.factories import Teacher, candidates_via_job, fact_via_confirm, make_teacher, run_via_api
 
 pytestmark = pytest.mark.django_db
@@ -27,6 +32,7 @@ TOP_LEVEL = [
     "candidates",
     "threads",
     "recall_entries",
+    "kb_documents",
     "audit_events",
 ]
 
@@ -107,6 +113,60 @@ def test_the_export_holds_every_layer_of_the_teachers_memory(
     actions = [e["action"] for e in document["audit_events"]]
     assert actions[0] == "export" and "confirm" in actions and "delete" in actions
     assert document["audit_events"][0]["actor"] == "zhang"
+
+
+def kb_text(teacher: Teacher, title: str, visibility: str, *, process: bool = True) -> KBDocument:
+    document = kb_document_create(
+        agent=teacher.agent,
+        owner_id=teacher.user.pk,
+        visibility=visibility,
+        title=title,
+        text=f"# {title}\n\n迟到三次记警告一次，病假需交回假条。",
+    )
+    if process:
+        kb_document_process(document_id=document.pk)
+    document.refresh_from_db()
+    return document
+
+
+def test_the_export_lists_the_knowledge_base_documents_the_teacher_uploaded(
+    teacher: Teacher, colleague: Teacher
+) -> None:
+    private = kb_text(teacher, "我的家访记录", "private")
+    shared = kb_text(teacher, "我分享的校规", "agent")
+    waiting = kb_text(teacher, "还在处理的教案", "private", process=False)
+    run = run_via_api(teacher, "出一份光合作用单元测验")
+    artifact = kb_artifact_archive(run=Run.objects.get(pk=run["id"]))
+    assert artifact is not None
+    kb_text(colleague, "同事分享的资料", "agent")  # shared with the teacher, not theirs
+    kb_text(colleague, "同事的私人资料", "private")
+
+    exported = export(teacher)["kb_documents"]
+
+    assert [d["id"] for d in exported] == [private.pk, shared.pk, waiting.pk, artifact.pk]
+    first = exported[0]
+    assert first == {
+        "id": private.pk,
+        "title": "我的家访记录",
+        "visibility": "private",
+        "status": "ready",
+        "kind": "text",
+        "size_bytes": private.size_bytes,
+        "chunk_count": private.chunk_count,
+        "source_run_id": None,
+        "created_at": first["created_at"],
+        "updated_at": first["updated_at"],
+        "processed_at": first["processed_at"],
+    }
+    assert private.size_bytes > 0 and private.chunk_count >= 1
+    assert first["created_at"] and first["processed_at"]
+    assert (exported[1]["visibility"], exported[2]["status"]) == ("agent", "processing")
+    assert exported[2]["processed_at"] is None
+    assert (exported[3]["kind"], exported[3]["source_run_id"]) == ("artifact", run["id"])
+    # Metadata only: no chunk text, nothing of the colleague's documents.
+    everything = json.dumps(exported, ensure_ascii=False)
+    for text in ("迟到三次", "同事"):
+        assert text not in everything
 
 
 def test_the_export_is_the_callers_own(teacher: Teacher, outsider: Teacher) -> None:

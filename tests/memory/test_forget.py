@@ -38,7 +38,13 @@ from memory.services.forget import memory_job_process
 from memory.services.recall import RecallQuery, recall_cache_clear, recall_search
 from memory.services.sweeper import memory_sweep
 from runs.services import run_finish, run_start
-from tests.factories import Teacher, fact_via_confirm, make_teacher, run_via_api
+from tests.factories import (
+    Teacher,
+    fact_via_confirm,
+    make_teacher,
+    run_via_api,
+    school_admin_browser,
+)
 
 # Transactional: the sync cluster runs each job right after its request commits, as the
 # worker would (inside a test transaction nothing would ever commit).
@@ -427,13 +433,7 @@ def test_a_tenant_admin_forgets_across_the_school_from_the_admin(
     mine = send(teacher, f"{STUDENT}的数学作业")
     theirs = send(colleague, f"{STUDENT}是课代表")
     elsewhere = send(outsider, f"{STUDENT}是另一所学校的学生")
-    head = make_teacher(
-        tenant_name=teacher.tenant.name, username="head", role=Membership.Role.ADMIN
-    )
-    head.user.is_staff = True
-    head.user.save()
-    browser = Client()
-    browser.force_login(head.user)
+    head, browser = school_admin_browser(teacher)
     url = f"/admin/agents/tenant/{teacher.tenant.pk}/forget/"
     assert browser.get(url).status_code == 200
     assert "text" in browser.post(url, {"text": "王"}).context["form"].errors
