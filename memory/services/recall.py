@@ -107,6 +107,12 @@ def recall_upsert(*, run: Run) -> RecallEntry | None:
         )
     try:
         with transaction.atomic():
+            # The scope row first: its lock, held to the commit, is taken before the
+            # entry's id is drawn, so within one scope entry ids commit in increasing
+            # order and a process's incremental load (ids above the last it saw) never
+            # skips an entry that committed after a higher one (without it, only the
+            # entry count would notice, at the next search, with a full rebuild).
+            _bump_scope(scope=scope)
             entry = RecallEntry.objects.create(
                 **scope.filter_kwargs(),
                 run_id=run.pk,
@@ -115,28 +121,27 @@ def recall_upsert(*, run: Run) -> RecallEntry | None:
                 terms=stored_terms(redaction.text),
                 created_at=run.created_at,
             )
-            _bump_scope(scope=scope, entry_id=entry.pk)
+            RecallScope.objects.filter(**scope.filter_kwargs()).update(
+                max_entry_id=Greatest(F("max_entry_id"), entry.pk)
+            )
     except IntegrityError:
         # Written concurrently by a redelivered job: that one stands.
         return RecallEntry.objects.filter(run_id=run.pk).first()
     return entry
 
 
-def _bump_scope(*, scope: Scope, entry_id: int) -> None:
+def _bump_scope(*, scope: Scope) -> None:
+    """One more entry in ``scope``: a new version (locks the scope's row until commit)."""
     updated = RecallScope.objects.filter(**scope.filter_kwargs()).update(
-        version=F("version") + 1,
-        entry_count=F("entry_count") + 1,
-        max_entry_id=Greatest(F("max_entry_id"), entry_id),
+        version=F("version") + 1, entry_count=F("entry_count") + 1
     )
     if updated:
         return
     try:
         with transaction.atomic():
-            RecallScope.objects.create(
-                **scope.filter_kwargs(), version=1, entry_count=1, max_entry_id=entry_id
-            )
+            RecallScope.objects.create(**scope.filter_kwargs(), version=1, entry_count=1)
     except IntegrityError:
-        _bump_scope(scope=scope, entry_id=entry_id)  # created concurrently; bump it
+        _bump_scope(scope=scope)  # created concurrently; bump it
 
 
 # -- the per-process index cache ----------------------------------------------------------

@@ -9,7 +9,6 @@ run with 4 workers: correctness never rests on there being one (DESIGN.md "Write
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -20,10 +19,13 @@ from django_q.brokers import get_broker
 from django_q.models import OrmQ
 
 from agents.models import Run
-from memory.models import RecallEntry, RecallScope, Thread
+from memory.models import RecallEntry, RecallScope
 from tests.cluster import (
     Cluster,
+    all_memory_done,
+    assert_threads_exact,
     broker_kind,
+    caught_up,
     drive,
     finish,
     finish_manage,
@@ -57,39 +59,6 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
     started.stop()
 
 
-def markers(summary: str) -> list[int]:
-    return [int(m) for m in re.findall(r"#(\d+)", summary)]
-
-
-def expected_folded(thread_id: str, keep: int = 2) -> list[int]:
-    finished = list(
-        Run.objects.filter(thread_id=thread_id)
-        .finished()
-        .order_by("created_at", "pk")
-        .values_list("pk", flat=True)
-    )
-    return finished[:-keep] if len(finished) > keep else []
-
-
-def all_done() -> bool:
-    return not Run.objects.exclude(memory_state=Run.MemoryState.DONE).exists()
-
-
-def assert_threads_exact(thread_ids: list[str]) -> None:
-    for thread_id in thread_ids:
-        thread = Thread.objects.get(pk=thread_id)
-        want = expected_folded(thread_id)
-        assert markers(thread.rolling_summary) == want, thread_id
-        if want:
-            assert thread.summary_upto_run_id == want[-1]
-
-
-def caught_up(thread_ids: list[str]) -> bool:
-    return all(
-        markers(Thread.objects.get(pk=t).rolling_summary) == expected_folded(t) for t in thread_ids
-    )
-
-
 @pytest.mark.parametrize("workers", [1, 4], ids=["1-worker", "4-workers"])
 def test_two_threads_from_four_processes_fold_every_run_once_in_order(
     school: Teacher, tmp_path: Path, workers: int
@@ -117,7 +86,7 @@ def _fold_two_threads_from_four_processes(school: Teacher, cluster: Cluster) -> 
     for proc in procs:
         finish(proc)
     assert Run.objects.count() == 40
-    wait_until(lambda: all_done() and caught_up(threads), timeout=180, what="jobs to finish")
+    wait_until(lambda: all_memory_done() and caught_up(threads), timeout=180, what="jobs to finish")
     assert_threads_exact(threads)
     assert "database is locked" not in cluster.log()
 
@@ -154,7 +123,9 @@ def _kill_trial(
         # also redelivered later by django-q2 (at least once): both must be harmless.
         cluster.start()
         manage("memory_sweep", "--stale-after", "0")
-        wait_until(lambda: all_done() and caught_up([thread_id]), timeout=90, what="recovery")
+        wait_until(
+            lambda: all_memory_done() and caught_up([thread_id]), timeout=90, what="recovery"
+        )
         assert_threads_exact([thread_id])
     finally:
         cluster.stop()
@@ -199,7 +170,7 @@ def test_eight_processes_fifty_runs_each_lose_no_job(school: Teacher, cluster: C
     results = [finish(proc, timeout=600) for proc in procs]
     assert Run.objects.count() == 400
     threads = [str(r["thread_id"]) for r in results]
-    wait_until(lambda: all_done() and caught_up(threads), timeout=600, what="400 jobs")
+    wait_until(lambda: all_memory_done() and caught_up(threads), timeout=600, what="400 jobs")
     assert Run.objects.filter(memory_state="done").count() == 400
     assert_threads_exact(threads)
     # Recall: exactly one entry per completed run, none lost to concurrent run ends.
@@ -237,7 +208,7 @@ def test_restart_with_pending_work_on_fifty_threads(school: Teacher, tmp_path: P
 
     cluster = Cluster(tmp_path / "qcluster.log").start()
     try:
-        wait_until(lambda: all_done() and caught_up(threads), timeout=300, what="recovery")
+        wait_until(lambda: all_memory_done() and caught_up(threads), timeout=300, what="recovery")
     finally:
         cluster.stop()
     assert_threads_exact(threads)
