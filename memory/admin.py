@@ -1,9 +1,12 @@
 """Operators' view of the memory: threads, memory ops and cost, candidates, facts, audit.
 
 Costs come from ``memory.selectors`` (:class:`~memory.selectors.CostTotals`), the same
-totals the thread API shows. The tenant and agent changelists of ``agents.admin`` are
-registered again here with their cost columns, because a cost total includes memory
-operations (dependency direction: memory → agents, never back).
+totals the thread API shows; every cost changelist also has a chart page of the last 30
+days (``<id>/cost/`` for one row, ``cost/`` for all: :func:`~memory.selectors.cost_by_day`
+drawn as server-rendered SVG by :mod:`memory.costchart`, with a table alternative).
+The tenant and agent changelists of ``agents.admin`` are registered again here with
+their cost columns, because a cost total includes memory operations (dependency
+direction: memory → agents, never back).
 """
 
 from __future__ import annotations
@@ -12,14 +15,20 @@ from decimal import Decimal
 from typing import Any, Literal, cast
 
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.main import ChangeList
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from agents.admin import AgentAdmin, TenantAdmin
 from agents.models import Agent, Tenant
+from memory.costchart import cost_chart
 from memory.models import (
     CoreCandidate,
     CoreFact,
@@ -29,7 +38,14 @@ from memory.models import (
     RunContext,
     Thread,
 )
-from memory.selectors import CostKey, CostTotals, cost_ordering, cost_totals, cost_totals_by
+from memory.selectors import (
+    CostKey,
+    CostTotals,
+    cost_by_day,
+    cost_ordering,
+    cost_totals,
+    cost_totals_by,
+)
 from memory.services import facts
 
 
@@ -40,9 +56,56 @@ class CostAdmin(admin.ModelAdmin):
     """
 
     cost_key: CostKey
+    CHART_DAYS = 30
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return CostChangeList
+
+    def get_urls(self) -> list[URLPattern]:
+        # Before the default routes: "<id>/" would take "cost/" as an object id.
+        chart = self.admin_site.admin_view(self.cost_chart_view)
+        name = f"{self.opts.app_label}_{self.opts.model_name}"
+        return [
+            path("cost/", chart, name=f"{name}_cost_all"),
+            path("<path:object_id>/cost/", chart, name=f"{name}_cost"),
+            *super().get_urls(),
+        ]
+
+    def cost_chart_view(self, request: HttpRequest, object_id: str | None = None) -> HttpResponse:
+        """Run cost and memory cost per day, the last CHART_DAYS days: one row or all."""
+        subject = None
+        if object_id is not None:
+            subject = self.get_object(request, unquote(object_id))
+            if subject is None:
+                raise Http404
+        if not self.has_view_permission(request, subject):
+            raise PermissionDenied
+        days = cost_by_day(
+            key=None if subject is None else self.cost_key,
+            ids=() if subject is None else [subject.pk],
+            days=self.CHART_DAYS,
+        )
+        name = (
+            str(subject)
+            if subject is not None
+            else gettext("全部%(items)s") % {"items": self.opts.verbose_name_plural}
+        )
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "subject": subject,
+            "subject_name": name,
+            "title": gettext("%(name)s：近 %(days)d 天成本") % {"name": name, "days": len(days)},
+            "days": len(days),
+            "chart": cost_chart(days),
+            "all_url": reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_cost_all"),
+        }
+        return TemplateResponse(request, "admin/memory/cost_chart.html", context)
+
+    @admin.display(description=_("成本图表"))
+    def cost_chart_link(self, obj: Any) -> str:
+        url = reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_cost", args=[obj.pk])
+        return format_html('<a href="{}">{}</a>', url, gettext("每日成本"))
 
 
 class CostChangeList(ChangeList):
@@ -279,7 +342,14 @@ admin.site.unregister(Agent)
 
 @admin.register(Tenant)
 class TenantCostAdmin(TenantAdmin, CostAdmin):
-    list_display = ["name", "run_cost_total", "memory_cost_total", "cost_total", "created_at"]
+    list_display = [
+        "name",
+        "run_cost_total",
+        "memory_cost_total",
+        "cost_total",
+        "cost_chart_link",
+        "created_at",
+    ]
     cost_key = "tenant_id"
     run_cost_total = cost_column(key="tenant_id", part="run")
     memory_cost_total = cost_column(key="tenant_id", part="memory")
@@ -288,7 +358,13 @@ class TenantCostAdmin(TenantAdmin, CostAdmin):
 
 @admin.register(Agent)
 class AgentCostAdmin(AgentAdmin, CostAdmin):
-    list_display = [*AgentAdmin.list_display, "run_cost_total", "memory_cost_total", "cost_total"]
+    list_display = [
+        *AgentAdmin.list_display,
+        "run_cost_total",
+        "memory_cost_total",
+        "cost_total",
+        "cost_chart_link",
+    ]
     cost_key = "agent_id"
     run_cost_total = cost_column(key="agent_id", part="run")
     memory_cost_total = cost_column(key="agent_id", part="memory")

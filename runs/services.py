@@ -17,6 +17,7 @@ Three things are called "context" around a run; they are different:
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -192,6 +193,7 @@ def run_prepare(*, started: StartedRun) -> PreparedRun:
     """Assemble the context, cap the window and record what the run is given."""
     run, options = started.run, started.options
     agent = run.agent
+    began = time.perf_counter()
     assembled = context_assemble(
         scope=Scope.of(run),
         thread=run.thread,
@@ -210,6 +212,9 @@ def run_prepare(*, started: StartedRun) -> PreparedRun:
     )
     manifest = dict(assembled.manifest)
     manifest["window"] = {"tokens": window.tokens, "chars": window.chars, "dropped": window.dropped}
+    # How long the read path took (context assembly and the window), for operators and
+    # the load test's context-assembly share (benchmarks/load.py).
+    manifest["prepare_ms"] = round((time.perf_counter() - began) * 1000, 2)
     RunContext.objects.update_or_create(
         run=run,
         defaults={
