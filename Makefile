@@ -5,6 +5,10 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+LOAD_VENV := .venv-load
+LOAD_STAMP := $(LOAD_VENV)/.installed
+# make load LOAD_ARGS="--backend postgres --users 200 --duration 120"
+LOAD_ARGS ?=
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
@@ -18,6 +22,7 @@ help:
 	@echo "make test-crash   15 more SIGKILL crash trials of the memory worker (5 with 4 workers)"
 	@echo "make lint         ruff, mypy, makemigrations --check"
 	@echo "make bench        the benchmarks in benchmarks/"
+	@echo "make load         load test: simulated teachers (locust) against make serve's profile"
 	@echo "make vendor       re-vendor the chat page's JS libraries (pins: scripts/vendor-js/)"
 
 # The venv is (re)built when pyproject.toml changes; find-python.sh picks Python >= 3.12.
@@ -32,6 +37,16 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 venv: $(STAMP)
+
+# The load generator's own venv: only the `load` extra of pyproject.toml (locust).
+$(LOAD_STAMP): pyproject.toml $(STAMP)
+	@if [ ! -x $(LOAD_VENV)/bin/python ]; then \
+		interpreter=$$(scripts/find-python.sh) || exit 1; \
+		"$$interpreter" -m venv $(LOAD_VENV); \
+	fi
+	$(LOAD_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LOAD_VENV)/bin/python -m pip install --quiet $$($(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["load"]))')
+	@touch $(LOAD_STAMP)
 
 migrate: venv
 	$(PY) manage.py migrate --noinput
@@ -75,9 +90,15 @@ bench: venv
 	$(PY) benchmarks/recall_eval.py
 	$(PY) benchmarks/redline.py
 	$(PY) benchmarks/sanitizer.py
+	$(PY) benchmarks/memory_lag.py
+
+# Simulated teachers against the production profile, SQLite (1 process) then PostgreSQL
+# (2 processes; BENCH_PG_URL, default database bench_agent_memory): benchmarks/load.py.
+load: venv $(LOAD_STAMP)
+	LOAD_LOCUST=$(LOAD_VENV)/bin/locust $(PY) benchmarks/load.py $(LOAD_ARGS)
 
 # Browser libraries (Markdown, KaTeX, DOMPurify) from the npm registry into static/vendor/.
 vendor:
 	scripts/vendor-js.sh
 
-.PHONY: help venv migrate run serve doctor test test-browser test-crash quick lint bench vendor
+.PHONY: help venv migrate run serve doctor test test-browser test-crash quick lint bench load vendor

@@ -30,6 +30,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import resource
 import secrets
 import signal
 import socket
@@ -45,8 +46,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _setup
 
+# Django is configured in the per-backend child only (_setup.django_ready), so Django and
+# project modules are imported inside the functions that run there, after it.
+
 ROOT = _setup.ROOT
-VENV_BIN = Path(sys.executable).parent
+# locust lives in a venv of its own (make load builds .venv-load; pyproject's `load` extra).
+LOCUST = os.environ.get("LOAD_LOCUST", str(ROOT / ".venv-load" / "bin" / "locust"))
 SCHOOL_SIZE = 15
 DRAIN_TIMEOUT = 180.0
 
@@ -81,8 +86,12 @@ def _accounts(users: int) -> list[dict[str, Any]]:
     Sessions are made here (no password hashing under load: a teacher logs in once a
     day, not once a run). The server must run with this process's DJANGO_SECRET_KEY.
     """
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.auth import get_user_model
+    from django.contrib.auth import (
+        BACKEND_SESSION_KEY,
+        HASH_SESSION_KEY,
+        SESSION_KEY,
+        get_user_model,
+    )
     from django.contrib.sessions.backends.db import SessionStore
     from rest_framework.authtoken.models import Token
 
@@ -155,7 +164,7 @@ def _stop(server: subprocess.Popen[bytes]) -> None:
 def _locust(base: str, env: dict[str, str], args: Any, work: Path) -> dict[str, dict[str, str]]:
     prefix = work / "locust"
     command = [
-        str(VENV_BIN / "locust"),
+        LOCUST,
         "-f",
         str(ROOT / "benchmarks" / "locustfile.py"),
         "--headless",
@@ -181,6 +190,52 @@ def _locust(base: str, env: dict[str, str], args: Any, work: Path) -> dict[str, 
         raise SystemExit(f"locust failed ({result.returncode})")
     with (work / "locust_stats.csv").open() as handle:
         return {row["Name"]: row for row in csv.DictReader(handle)}
+
+
+def _processes() -> dict[int, tuple[int, str, float]]:
+    """Every process: pid -> (parent pid, command line, CPU seconds used so far)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        # fields[1] is the parent pid; utime and stime are fields 14 and 15 of stat.
+        found[int(entry.name)] = (
+            int(fields[1]),
+            cmdline,
+            (int(fields[11]) + int(fields[12])) / ticks,
+        )
+    return found
+
+
+def _cpu_by_part(root: int, database: str) -> dict[str, float]:
+    """CPU seconds so far of the server's parts: web, memory worker, PostgreSQL backends
+    serving ``database`` (the machine's other databases are not ours)."""
+    procs = _processes()
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _, _) in procs.items():
+        children.setdefault(parent, []).append(pid)
+    parts = {"web": 0.0, "worker": 0.0, "postgres": 0.0}
+    stack = [root]
+    while stack:
+        pid = stack.pop()
+        stack.extend(children.get(pid, []))
+        if pid in procs:
+            cmdline, cpu = procs[pid][1], procs[pid][2]
+            if "gunicorn" in cmdline:
+                parts["web"] += cpu
+            elif "qcluster" in cmdline:
+                parts["worker"] += cpu
+    for _, cmdline, cpu in procs.values():
+        if cmdline.startswith("postgres:") and f" {database} " in cmdline:
+            parts["postgres"] += cpu
+    return parts
 
 
 def _percentile(ordered: list[float], q: float) -> float:
@@ -249,9 +304,11 @@ def _latency(stats: dict[str, dict[str, str]]) -> dict[str, Any]:
 def _report(backend: str, args: Any, figures: dict[str, Any]) -> None:
     requests = figures["requests"]
     db = figures["database"]
-    print(f"\nload  backend={backend} users={args.users} pace={args.pace}s "
-          f"duration={args.duration}s (measured after {args.warmup}s) "
-          f"web={figures['web_processes']}x{args.web_threads} workers={figures['workers']}")
+    print(
+        f"\nload  backend={backend} users={args.users} pace={args.pace}s "
+        f"duration={args.duration}s (measured after {args.warmup}s) "
+        f"web={figures['web_processes']}x{args.web_threads} workers={figures['workers']}"
+    )
     print(f"load  machine before: {figures['uptime_before']}")
     print(f"load  machine after:  {figures['uptime_after']}")
     print("| request | count | errors | req/s | p50 ms | p95 ms | p99 ms |")
@@ -261,6 +318,8 @@ def _report(backend: str, args: Any, figures: dict[str, Any]) -> None:
             f"| {name} | {row['requests']} | {row['failures']} | {row['per_second']:.1f} "
             f"| {row['p50_ms']:.0f} | {row['p95_ms']:.0f} | {row['p99_ms']:.0f} |"
         )
+    cores = ", ".join(f"{part} {used:.2f}" for part, used in figures["cores"].items())
+    print(f"load  cores used while loaded: {cores}")
     print(
         f"load  runs/s sustained {db['runs_per_second']:.1f} ({db['runs_in_window']} runs, "
         f"{db['runs_failed']} failed); server time per run {db['server_run_ms_mean']:.1f} ms, "
@@ -322,11 +381,32 @@ def main() -> None:
     server = _serve(env, work / "serve.log")
     try:
         _wait_ready(base, server, work / "serve.log")
+        database = connection.settings_dict["NAME"]
+        cpu_before = _cpu_by_part(server.pid, database)
+        locust_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         began = timezone.now()
         stats = _locust(base, env, args, work)
         ended = timezone.now()
+        cpu_after = _cpu_by_part(server.pid, database)
+        locust_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        seconds = (ended - began).total_seconds()
+        # Cores used on average while the load ran, per part (2 on this machine in all).
+        figures["cores"] = {
+            part: (cpu_after[part] - cpu_before[part]) / seconds for part in cpu_after
+        }
+        if backend != "postgresql":
+            figures["cores"].pop("postgres")
+        figures["cores"]["locust"] = (
+            locust_after.ru_utime
+            + locust_after.ru_stime
+            - locust_before.ru_utime
+            - locust_before.ru_stime
+        ) / seconds
         figures["requests"] = _latency(stats)
-        window = (began + timedelta(seconds=args.warmup), min(ended, began + timedelta(seconds=args.duration)))
+        window = (
+            began + timedelta(seconds=args.warmup),
+            min(ended, began + timedelta(seconds=args.duration)),
+        )
         figures["database"] = _database_figures(window)
     finally:
         _stop(server)

@@ -37,6 +37,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _setup
 
+# Django is configured in the per-backend child only (_setup.django_ready), so Django and
+# project modules are imported inside the functions that run there, after it.
+
 # Offered load of the sustained phase per memory model: (driver processes, seconds
 # between runs per process). offline: ~32 runs/s; paced: 0.5 runs/s.
 OFFERED = {"offline": (8, 0.25), "paced": (1, 2.0)}

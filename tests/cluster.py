@@ -196,6 +196,7 @@ def drive(
     prefix: str = "消息",
     env: dict[str, str] | None = None,
     threads: int = 1,
+    rollback: bool = False,
 ) -> subprocess.Popen[bytes]:
     args = [
         sys.executable,
@@ -214,6 +215,8 @@ def drive(
         args += ["--thread", thread_id]
     if new_thread:
         args += ["--new-thread", "--threads", str(threads)]
+    if rollback:
+        args.append("--rollback")
     return subprocess.Popen(
         args,
         cwd=ROOT,
