@@ -232,6 +232,8 @@ def cost_by_day(
 
     runs, ops = per_day(Run), per_day(MemoryOp)
     return [
-        DailyCost(day=day, run_cost=runs.get(day, Decimal(0)), memory_cost=ops.get(day, Decimal(0)))
+        DailyCost(
+            day=day, run_cost=runs.get(day, _money(None)), memory_cost=ops.get(day, _money(None))
+        )
         for day in (first + timedelta(days=offset) for offset in range(days))
     ]
