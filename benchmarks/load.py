@@ -320,6 +320,13 @@ def _report(backend: str, args: Any, figures: dict[str, Any]) -> None:
         )
     cores = ", ".join(f"{part} {used:.2f}" for part, used in figures["cores"].items())
     print(f"load  cores used while loaded: {cores}")
+    per_run = figures["cpu_ms_per_run"]
+    total = sum(per_run.values())
+    parts = ", ".join(f"{part} {ms:.1f}" for part, ms in per_run.items())
+    print(
+        f"load  CPU per run: {parts} = {total:.1f} ms, i.e. at most "
+        f"{2000 / total:.0f} runs/s on 2 idle cores"
+    )
     print(
         f"load  runs/s sustained {db['runs_per_second']:.1f} ({db['runs_in_window']} runs, "
         f"{db['runs_failed']} failed); server time per run {db['server_run_ms_mean']:.1f} ms, "
@@ -343,6 +350,8 @@ def main() -> None:
     _setup.django_ready()
     from django.db import connection
     from django.utils import timezone
+
+    from agents.models import Run
 
     backend = connection.vendor
     work = Path(tempfile.mkdtemp(prefix=f"load-{backend}-"))
@@ -403,6 +412,13 @@ def main() -> None:
             - locust_before.ru_stime
         ) / seconds
         figures["requests"] = _latency(stats)
+        # CPU per run by part, over the whole load (every request type included): what a
+        # run costs whatever else the machine runs, and so the ceiling on 2 idle cores.
+        runs_all = Run.objects.filter(finished_at__gte=began, finished_at__lt=ended).count()
+        figures["cpu_ms_per_run"] = {
+            part: 1000 * used * seconds / max(1, runs_all)
+            for part, used in figures["cores"].items()
+        }
         window = (
             began + timedelta(seconds=args.warmup),
             min(ended, began + timedelta(seconds=args.duration)),

@@ -41,10 +41,12 @@ import _setup
 # project modules are imported inside the functions that run there, after it.
 
 # Offered load of the sustained phase per memory model: (driver processes, seconds
-# between runs per process). offline: ~32 runs/s; paced: 0.5 runs/s.
-OFFERED = {"offline": (8, 0.25), "paced": (1, 2.0)}
+# between runs per process, threads per process). offline: ~32 runs/s; paced: 0.5 runs/s.
+# Each process's runs go round-robin over its threads, so a thread's next run comes
+# 1 s (offline) or 16 s (paced) after its last, as a teacher's would, not at once.
+OFFERED = {"offline": (8, 0.25, 4), "paced": (1, 2.0, 8)}
 # Backlog of the capacity phase per worker.
-BACKLOG_PER_WORKER = {"offline": 100, "paced": 4}
+BACKLOG_PER_WORKER = {"offline": 96, "paced": 6}
 MODEL_DELAY = (1.0, 3.0)
 DRAIN_TIMEOUT = 600.0
 
@@ -95,7 +97,7 @@ def _stop(cluster: subprocess.Popen[bytes]) -> None:
         cluster.wait(timeout=10)
 
 
-def _drive(*, agent: int, owner: int, procs: int, count: int, pace: float) -> None:
+def _drive(*, agent: int, owner: int, procs: int, count: int, pace: float, threads: int) -> None:
     env = dict(os.environ, Q_SYNC="0")
     running = [
         subprocess.Popen(
@@ -110,6 +112,8 @@ def _drive(*, agent: int, owner: int, procs: int, count: int, pace: float) -> No
                 "--count",
                 str(count),
                 "--new-thread",
+                "--threads",
+                str(threads),
                 "--prefix",
                 f"我教高二数学，以后出题都用人教版 d{i}",
                 "--pace",
@@ -179,7 +183,15 @@ def main() -> None:
 
                 # 1. capacity
                 backlog = BACKLOG_PER_WORKER[model] * workers
-                _drive(agent=agent.pk, owner=owner, procs=4, count=backlog // 4, pace=0.0)
+                # Threads of three runs (the third folds the first into the summary).
+                _drive(
+                    agent=agent.pk,
+                    owner=owner,
+                    procs=2,
+                    count=3,
+                    pace=0.0,
+                    threads=max(1, backlog // 6),
+                )
                 cluster = _cluster(workers, log)
                 try:
                     drained()
@@ -187,13 +199,14 @@ def main() -> None:
                     capacity = (len(done) - 1) / (done[-1] - done[0]).total_seconds()
                     first_new = runs.order_by("-pk").values_list("pk", flat=True).first() or 0
                     # 2. sustained
-                    procs, pace = OFFERED[model]
+                    procs, pace, threads = OFFERED[model]
                     _drive(
                         agent=agent.pk,
                         owner=owner,
                         procs=procs,
-                        count=max(1, round(args.seconds / pace)),
+                        count=max(1, round(args.seconds / pace / threads)),
                         pace=pace,
+                        threads=threads,
                     )
                     drained()
                 finally:

@@ -28,7 +28,7 @@ def main() -> None:
         "--threads", type=int, default=1, help="with --new-thread: this many new threads"
     )
     parser.add_argument("--prefix", default="消息")
-    parser.add_argument("--pace", type=float, default=0.0, help="seconds between runs")
+    parser.add_argument("--pace", type=float, default=0.0, help="seconds between two runs")
     parser.add_argument(
         "--rollback",
         action="store_true",
@@ -69,10 +69,12 @@ def _runs(
     # Imported once Django is set up (main() configures it; this script is its own process).
     from runs.services import run_execute, run_start
 
-    for _ in range(args.threads if args.new_thread else 1):
-        thread_id = args.thread
-        for index in range(args.count):
-            if args.pace and index:
+    # With several new threads, the runs go round-robin over them (a thread's next run
+    # comes after one run of each other thread), as teachers chatting side by side do.
+    threads: list[str | None] = [args.thread] * (args.threads if args.new_thread else 1)
+    for index in range(args.count):
+        for slot, thread_id in enumerate(threads):
+            if args.pace and ids:
                 time.sleep(args.pace)
             started = run_start(
                 agent=agent,
@@ -81,10 +83,10 @@ def _runs(
                 thread_id=thread_id,
             )
             run = run_execute(started=started)
-            if args.new_thread and thread_id is None:
-                thread_id = run.thread_id
+            if args.new_thread:
+                threads[slot] = run.thread_id
             ids.append(run.pk)
-        thread_ids.append(thread_id)
+    thread_ids.extend(threads)
 
 
 if __name__ == "__main__":
