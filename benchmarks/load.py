@@ -32,7 +32,6 @@ import json
 import os
 import resource
 import secrets
-import signal
 import socket
 import subprocess
 import sys
@@ -68,10 +67,6 @@ def _options() -> Any:
         parser.add_argument("--web-threads", type=int, default=8)
 
     return _setup.parse(__doc__ or "", extra)
-
-
-def _uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
 
 
 def _free_port() -> int:
@@ -152,15 +147,6 @@ def _wait_ready(base: str, server: subprocess.Popen[bytes], log: Path) -> None:
     raise SystemExit("the server did not come up")
 
 
-def _stop(server: subprocess.Popen[bytes]) -> None:
-    os.killpg(server.pid, signal.SIGTERM)
-    try:
-        server.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(server.pid, signal.SIGKILL)
-        server.wait(timeout=10)
-
-
 def _locust(base: str, env: dict[str, str], args: Any, work: Path) -> dict[str, dict[str, str]]:
     prefix = work / "locust"
     command = [
@@ -238,12 +224,6 @@ def _cpu_by_part(root: int, database: str) -> dict[str, float]:
     return parts
 
 
-def _percentile(ordered: list[float], q: float) -> float:
-    if not ordered:
-        return float("nan")
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def _database_figures(window: tuple[datetime, datetime]) -> dict[str, Any]:
     from django.db.models import Q
 
@@ -280,8 +260,8 @@ def _database_figures(window: tuple[datetime, datetime]) -> dict[str, Any]:
         "runs_per_second": len(rows) / seconds,
         "server_run_ms_mean": 1000 * server / max(1, len(rows)),
         "context_share": prepare / server if server else float("nan"),
-        "memory_lag_p50_s": _percentile(lags, 0.50),
-        "memory_lag_p95_s": _percentile(lags, 0.95),
+        "memory_lag_p50_s": _setup.percentile(lags, 0.50),
+        "memory_lag_p95_s": _setup.percentile(lags, 0.95),
         "memory_lag_max_s": lags[-1] if lags else float("nan"),
         "memory_not_done": len(rows) - len(lags),
     }
@@ -382,7 +362,7 @@ def main() -> None:
     web_processes = args.web_processes or (2 if backend == "postgresql" else 1)
     figures: dict[str, Any] = {
         "backend": backend,
-        "uptime_before": _uptime(),
+        "uptime_before": _setup.uptime(),
         "web_processes": web_processes,
         "workers": args.workers or 1,
         "args": vars(args),
@@ -425,8 +405,8 @@ def main() -> None:
         )
         figures["database"] = _database_figures(window)
     finally:
-        _stop(server)
-    figures["uptime_after"] = _uptime()
+        _setup.stop_group(server, timeout=60)
+    figures["uptime_after"] = _setup.uptime()
     _report(backend, args, figures)
     out = ROOT / "artifacts" / f"load-{backend}.json"
     out.parent.mkdir(exist_ok=True)

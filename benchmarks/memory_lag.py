@@ -25,9 +25,6 @@ from __future__ import annotations
 
 import os
 import random
-import re
-import signal
-import subprocess
 import sys
 import time
 from decimal import Decimal
@@ -76,60 +73,6 @@ def _paced_reply(body: dict[str, Any]) -> str:
     return propose_facts(user)
 
 
-def _cluster(workers: int, log: Path) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, Q_SYNC="0", Q_WORKERS=str(workers))
-    return subprocess.Popen(
-        [sys.executable, "manage.py", "qcluster"],
-        cwd=_setup.ROOT,
-        env=env,
-        stdout=log.open("ab"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-
-
-def _stop(cluster: subprocess.Popen[bytes]) -> None:
-    os.killpg(cluster.pid, signal.SIGTERM)
-    try:
-        cluster.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(cluster.pid, signal.SIGKILL)
-        cluster.wait(timeout=10)
-
-
-def _drive(*, agent: int, owner: int, procs: int, count: int, pace: float, threads: int) -> None:
-    env = dict(os.environ, Q_SYNC="0")
-    running = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tests.cluster_driver",
-                "--agent",
-                str(agent),
-                "--owner",
-                str(owner),
-                "--count",
-                str(count),
-                "--new-thread",
-                "--threads",
-                str(threads),
-                "--prefix",
-                f"我教高二数学，以后出题都用人教版 d{i}",
-                "--pace",
-                str(pace),
-            ],
-            cwd=_setup.ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-        )
-        for i in range(procs)
-    ]
-    for proc in running:
-        if proc.wait() != 0:
-            raise SystemExit("driver failed")
-
-
 def main() -> None:
     args = _options()
     if not _setup.is_child():
@@ -143,7 +86,7 @@ def main() -> None:
     from agents.services_demo import demo_bootstrap
     from tests.fakellm import FakeLLMServer
 
-    print(f"memory_lag  backend={connection.vendor}  machine: {_uptime()}")
+    print(f"memory_lag  backend={connection.vendor}  machine: {_setup.uptime()}")
     fake = FakeLLMServer(reply=_paced_reply).start()
     paced = Provider.objects.create(
         name="paced-fake",
@@ -184,15 +127,16 @@ def main() -> None:
                 # 1. capacity
                 backlog = BACKLOG_PER_WORKER[model] * workers
                 # Threads of three runs (the third folds the first into the summary).
-                _drive(
+                _setup.drive_runs(
                     agent=agent.pk,
                     owner=owner,
                     procs=2,
                     count=3,
                     pace=0.0,
                     threads=max(1, backlog // 6),
+                    prefix="我教高二数学，以后出题都用人教版 d",
                 )
-                cluster = _cluster(workers, log)
+                cluster = _setup.start_cluster(log, workers=workers)
                 try:
                     drained()
                     done = sorted(runs.values_list("memory_done_at", flat=True))
@@ -200,17 +144,18 @@ def main() -> None:
                     first_new = runs.order_by("-pk").values_list("pk", flat=True).first() or 0
                     # 2. sustained
                     procs, pace, threads = OFFERED[model]
-                    _drive(
+                    _setup.drive_runs(
                         agent=agent.pk,
                         owner=owner,
                         procs=procs,
                         count=max(1, round(args.seconds / pace / threads)),
                         pace=pace,
                         threads=threads,
+                        prefix="我教高二数学，以后出题都用人教版 d",
                     )
                     drained()
                 finally:
-                    _stop(cluster)
+                    _setup.stop_group(cluster)
                 live = runs.filter(pk__gt=first_new).order_by("pk")
                 lags = sorted(
                     (done_at - finished).total_seconds()
@@ -219,24 +164,16 @@ def main() -> None:
                 window = live.values_list("finished_at", flat=True)
                 span = (max(window) - min(window)).total_seconds() or 1.0
                 calls = agent.memory_ops.count() / max(1, runs.count())
+                p50, p95 = _setup.percentile(lags, 0.5), _setup.percentile(lags, 0.95)
                 print(
                     f"| {model} | {workers} | {capacity:.2f} | {len(lags) / span:.2f} | "
-                    f"{len(lags)} | {_pct(lags, 0.5):.2f} | {_pct(lags, 0.95):.2f} | "
+                    f"{len(lags)} | {p50:.2f} | {p95:.2f} | "
                     f"{lags[-1]:.2f} | {calls:.1f} |",
                     flush=True,
                 )
     finally:
         fake.stop()
-    print(f"memory_lag  machine after: {_uptime()}")
-
-
-def _pct(ordered: list[float], q: float) -> float:
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def _uptime() -> str:
-    out = subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout
-    return re.sub(r"\s+", " ", out.strip())
+    print(f"memory_lag  machine after: {_setup.uptime()}")
 
 
 if __name__ == "__main__":

@@ -156,6 +156,12 @@ def test_daily_sums_are_the_rows_of_each_local_day_and_every_day_is_there(
 
 
 # -- the page ---------------------------------------------------------------------------------
+@pytest.fixture
+def on_today(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's today is TODAY (the fixture's days are placed around it)."""
+    monkeypatch.setattr(timezone, "localdate", lambda *a, **k: TODAY)
+
+
 def _operator(*, superuser: bool = True) -> Client:
     users = get_user_model().objects
     count = users.count()
@@ -170,9 +176,8 @@ def _operator(*, superuser: bool = True) -> Client:
 
 @pytest.mark.django_db
 def test_the_tenant_and_agent_charts_show_the_days_as_svg_and_as_a_table(
-    costed: Costed, monkeypatch: pytest.MonkeyPatch
+    costed: Costed, on_today: None
 ) -> None:
-    monkeypatch.setattr(timezone, "localdate", lambda *a, **k: TODAY)
     client = _operator()
     tenant, agent = costed.teacher.tenant, costed.teacher.agent
     for url in (f"/admin/agents/tenant/{tenant.pk}/cost/", f"/admin/agents/agent/{agent.pk}/cost/"):
@@ -208,10 +213,7 @@ def test_the_tenant_and_agent_charts_show_the_days_as_svg_and_as_a_table(
 
 
 @pytest.mark.django_db
-def test_the_chart_of_everything_and_the_changelist_links(
-    costed: Costed, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(timezone, "localdate", lambda *a, **k: TODAY)
+def test_the_chart_of_everything_and_the_changelist_links(costed: Costed, on_today: None) -> None:
     client = _operator()
     changelist = client.get("/admin/agents/tenant/").content.decode()
     assert f'href="/admin/agents/tenant/{costed.teacher.tenant.pk}/cost/"' in changelist
