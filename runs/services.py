@@ -38,6 +38,7 @@ from agents.providers.base import (
 )
 from agents.providers.registry import client_for
 from agents.window import WindowOverflow, fit_window
+from memory.durability import synchronous_commit
 from memory.models import RunContext
 from memory.scope import Scope
 from memory.services.context import ContinueSource, context_assemble
@@ -171,6 +172,8 @@ def run_start(
     now = timezone.now()
     try:
         with transaction.atomic():
+            # Flushed to disk by the run's finishing commit (memory/durability.py).
+            synchronous_commit(wait=False)
             thread = thread_for_run(scope=scope, thread_id=thread_id, first_input=user_input)
             run = Run.objects.create(
                 tenant_id=agent.tenant_id,
@@ -215,15 +218,17 @@ def run_prepare(*, started: StartedRun) -> PreparedRun:
     # How long the read path took (context assembly and the window), for operators and
     # the load test's context-assembly share (benchmarks/load.py).
     manifest["prepare_ms"] = round((time.perf_counter() - began) * 1000, 2)
-    # Once per run (run_execute and run_stream prepare a run once): one INSERT, where
-    # update_or_create took a transaction, a SELECT and a savepoint (load test: 5 round
-    # trips of a run's ~22).
-    RunContext.objects.create(
-        run=run,
-        messages=[{"role": m.role, "content": m.content} for m in window.messages],
-        injected_text=assembled.injected_text,
-        manifest=manifest,
-    )
+    # Once per run (run_execute and run_stream prepare a run once): an INSERT, where
+    # update_or_create took a SELECT and a savepoint more; its commit does not wait for
+    # the disk: the run's finishing commit flushes it (memory/durability.py).
+    with transaction.atomic():
+        synchronous_commit(wait=False)
+        RunContext.objects.create(
+            run=run,
+            messages=[{"role": m.role, "content": m.content} for m in window.messages],
+            injected_text=assembled.injected_text,
+            manifest=manifest,
+        )
     return PreparedRun(messages=window.messages)
 
 
@@ -249,6 +254,9 @@ def run_finish(*, run: Run, completion: Completion | None = None, error_code: st
     run.finished_at = now
     run.memory_state = Run.MemoryState.PENDING
     with transaction.atomic():
+        # The durable point of a run: its answer, and the start and context before it,
+        # are on disk when the teacher sees it (memory/durability.py).
+        synchronous_commit(wait=True)
         updated = Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
             status=run.status,
             output=run.output,
