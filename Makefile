@@ -5,6 +5,10 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+LOAD_VENV := .venv-load
+LOAD_STAMP := $(LOAD_VENV)/.installed
+# make load LOAD_ARGS="--backend postgres --users 200 --duration 120"
+LOAD_ARGS ?=
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
@@ -19,6 +23,7 @@ help:
 	@echo "make lint         ruff, mypy, makemigrations --check, catalogue_check"
 	@echo "make fuzz         schemathesis against a live server (0 server errors, 0 schema violations)"
 	@echo "make bench        the benchmarks in benchmarks/"
+	@echo "make load         load test: simulated teachers (locust) against make serve's profile"
 	@echo "make vendor       re-vendor the chat page's JS libraries and the tests' axe-core (pins: scripts/vendor-js/)"
 	@echo "make messages     update the English catalogue from the source (needs GNU gettext), then compile it"
 
@@ -34,6 +39,17 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 venv: $(STAMP)
+
+# The load generator's own venv: only the `load` extra of pyproject.toml (locust).
+$(LOAD_STAMP): pyproject.toml $(STAMP)
+	@if [ ! -x $(LOAD_VENV)/bin/python ]; then \
+		interpreter=$$(scripts/find-python.sh) || exit 1; \
+		"$$interpreter" -m venv $(LOAD_VENV); \
+	fi
+	$(LOAD_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LOAD_VENV)/bin/python -m pip install --quiet $$($(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["load"]))')
+	@touch $(LOAD_STAMP)
+
 
 # The compiled message catalogues (build output, not committed): Babel compiles them
 # (pure Python), whenever a .po is newer than its .mo.
@@ -99,9 +115,15 @@ bench: venv
 	$(PY) benchmarks/sanitizer.py
 	$(PY) benchmarks/tools.py
 	$(PY) benchmarks/governance.py
+	$(PY) benchmarks/memory_lag.py
+
+# Simulated teachers against the production profile, SQLite (1 process) then PostgreSQL
+# (2 processes; BENCH_PG_URL, default database bench_agent_memory): benchmarks/load.py.
+load: venv $(LOAD_STAMP)
+	LOAD_LOCUST=$(LOAD_VENV)/bin/locust $(PY) benchmarks/load.py $(LOAD_ARGS)
 
 # Browser libraries (Markdown, KaTeX, DOMPurify) from the npm registry into static/vendor/.
 vendor:
 	scripts/vendor-js.sh
 
-.PHONY: help venv catalogues messages migrate run serve doctor test test-browser test-crash quick lint fuzz bench vendor
+.PHONY: help venv catalogues messages migrate run serve doctor test test-browser test-crash quick lint fuzz bench load vendor

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -68,6 +69,78 @@ def django_ready() -> None:
 
     django.setup()
     call_command("migrate", verbosity=0)
+
+
+def start_cluster(log: Path, *, workers: int | None = None) -> subprocess.Popen[bytes]:
+    """``manage.py qcluster`` (not in sync mode) in a process group of its own."""
+    env = dict(os.environ, Q_SYNC="0")
+    if workers is not None:
+        env["Q_WORKERS"] = str(workers)
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "qcluster"],
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def stop_group(process: subprocess.Popen[bytes], *, timeout: float = 30) -> None:
+    """SIGTERM a process group (a cluster, make serve's script), SIGKILL it if it lingers."""
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+def drive_runs(
+    *,
+    agent: int,
+    owner: int,
+    procs: int,
+    count: int,
+    pace: float = 0.0,
+    threads: int = 1,
+    prefix: str = "b",
+) -> None:
+    """``procs`` driver processes (tests/cluster_driver.py) finishing runs at once: each
+    ``count`` runs in each of ``threads`` new threads, ``pace`` seconds apart."""
+    env = dict(os.environ, Q_SYNC="0")
+    running = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.cluster_driver",
+                *("--agent", str(agent), "--owner", str(owner), "--count", str(count)),
+                *("--new-thread", "--threads", str(threads)),
+                *("--prefix", f"{prefix}{i}", "--pace", str(pace)),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
+        for i in range(procs)
+    ]
+    for proc in running:
+        if proc.wait() != 0:
+            raise SystemExit("driver failed")
+
+
+def uptime() -> str:
+    """The machine's load (other sessions share its 2 cores): printed beside figures."""
+    out = subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout
+    return " ".join(out.split())
+
+
+def percentile(ordered: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of sorted samples, nearest rank; NaN for none."""
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:

@@ -13,54 +13,12 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _setup
-
-
-def _cluster(log: Path) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, Q_SYNC="0")
-    return subprocess.Popen(
-        [sys.executable, "manage.py", "qcluster"],
-        cwd=_setup.ROOT,
-        env=env,
-        stdout=log.open("ab"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-
-
-def _drivers(
-    agent: int, owner: int, per_proc: int, procs: int, threads: list[str | None], pace: float = 0.0
-) -> None:
-    env = dict(os.environ, Q_SYNC="0")
-    running = []
-    for i in range(procs):
-        args = [
-            sys.executable,
-            "-m",
-            "tests.cluster_driver",
-            "--agent",
-            str(agent),
-            "--owner",
-            str(owner),
-            "--count",
-            str(per_proc),
-            "--prefix",
-            f"b{i}",
-            "--pace",
-            str(pace),
-        ]
-        thread = threads[i % len(threads)]
-        args += ["--thread", thread] if thread else ["--new-thread"]
-        running.append(subprocess.Popen(args, cwd=_setup.ROOT, env=env, stdout=subprocess.DEVNULL))
-    for proc in running:
-        if proc.wait() != 0:
-            raise SystemExit("driver failed")
 
 
 def main() -> None:
@@ -92,9 +50,9 @@ def main() -> None:
             time.sleep(0.1)
 
     # 1. backlog throughput
-    _drivers(agent.pk, owner, args.runs // 4, 4, [None])
+    _setup.drive_runs(agent=agent.pk, owner=owner, procs=4, count=args.runs // 4)
     backlog = Run.objects.count()
-    cluster = _cluster(log)
+    cluster = _setup.start_cluster(log)
     began = time.monotonic()
     wait_done(backlog)
     elapsed = time.monotonic() - began
@@ -105,7 +63,7 @@ def main() -> None:
 
     # 2. live latency: 8 processes, one thread each, a run every 0.5 s per process
     # (~16 runs/s offered, below the worker's capacity, so latency is not queueing).
-    _drivers(agent.pk, owner, args.runs // 8, 8, [None], pace=0.5)
+    _setup.drive_runs(agent=agent.pk, owner=owner, procs=8, count=args.runs // 8, pace=0.5)
     total = Run.objects.count()
     wait_done(total)
     # Every job is done: nothing is lost by stopping the worker hard.

@@ -1,9 +1,12 @@
 """Operators' view of the memory: threads, memory ops and cost, candidates, facts, audit.
 
 Costs come from ``memory.selectors`` (:class:`~memory.selectors.CostTotals`), the same
-totals the thread API shows. The tenant and agent changelists of ``agents.admin`` are
-registered again here with their cost columns, because a cost total includes memory
-operations (dependency direction: memory → agents, never back).
+totals the thread API shows; every cost changelist also has a chart page of the last 30
+days (``<id>/cost/`` for one row, ``cost/`` for all: :func:`~memory.selectors.cost_by_day`
+drawn as server-rendered SVG by :mod:`memory.costchart`, with a table alternative).
+The tenant and agent changelists of ``agents.admin`` are registered again here with
+their cost columns, because a cost total includes memory operations (dependency
+direction: memory → agents, never back).
 """
 
 from __future__ import annotations
@@ -13,18 +16,22 @@ from typing import Any, Literal, cast
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.main import ChangeList
 from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from agents.admin import AgentAdmin, RunAdmin, TenantAdmin, truncated
 from agents.models import Agent, Membership, Run, Tenant
 from agents.selectors import is_tenant_admin
+from memory.costchart import cost_chart
 from memory.models import (
     CoreCandidate,
     CoreFact,
@@ -42,6 +49,7 @@ from memory.selectors import (
     CostKey,
     CostTotals,
     audit_events_administered,
+    cost_by_day,
     cost_ordering,
     cost_totals,
     cost_totals_by,
@@ -58,9 +66,56 @@ class CostAdmin(admin.ModelAdmin):
     """
 
     cost_key: CostKey
+    CHART_DAYS = 30
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return CostChangeList
+
+    def get_urls(self) -> list[URLPattern]:
+        # Before the default routes: "<id>/" would take "cost/" as an object id.
+        chart = self.admin_site.admin_view(self.cost_chart_view)
+        name = f"{self.opts.app_label}_{self.opts.model_name}"
+        return [
+            path("cost/", chart, name=f"{name}_cost_all"),
+            path("<path:object_id>/cost/", chart, name=f"{name}_cost"),
+            *super().get_urls(),
+        ]
+
+    def cost_chart_view(self, request: HttpRequest, object_id: str | None = None) -> HttpResponse:
+        """Run cost and memory cost per day, the last CHART_DAYS days: one row or all."""
+        subject = None
+        if object_id is not None:
+            subject = self.get_object(request, unquote(object_id))
+            if subject is None:
+                raise Http404
+        if not self.has_view_permission(request, subject):
+            raise PermissionDenied
+        days = cost_by_day(
+            key=None if subject is None else self.cost_key,
+            ids=() if subject is None else [subject.pk],
+            days=self.CHART_DAYS,
+        )
+        name = (
+            str(subject)
+            if subject is not None
+            else gettext("全部%(items)s") % {"items": self.opts.verbose_name_plural}
+        )
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "subject": subject,
+            "subject_name": name,
+            "title": gettext("%(name)s：近 %(days)d 天成本") % {"name": name, "days": len(days)},
+            "days": len(days),
+            "chart": cost_chart(days),
+            "all_url": reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_cost_all"),
+        }
+        return TemplateResponse(request, "admin/memory/cost_chart.html", context)
+
+    @admin.display(description=_("成本图表"))
+    def cost_chart_link(self, obj: Any) -> str:
+        url = reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_cost", args=[obj.pk])
+        return format_html('<a href="{}">{}</a>', url, gettext("每日成本"))
 
 
 class CostChangeList(ChangeList):
@@ -480,6 +535,7 @@ class TenantCostAdmin(TenantAdmin, CostAdmin):
         "run_cost_total",
         "memory_cost_total",
         "cost_total",
+        "cost_chart_link",
         "created_at",
         "forget_link",
     ]
@@ -539,6 +595,7 @@ class AgentCostAdmin(AgentAdmin, CostAdmin):
         "memory_cost_total",
         "cost_total",
         "import_link",
+        "cost_chart_link",
     ]
     cost_key = "agent_id"
     run_cost_total = cost_column(key="agent_id", part="run")

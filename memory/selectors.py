@@ -7,13 +7,15 @@ passing ``scope``. Knowledge-base documents are readable by every member of thei
 tenant when shared with the agent, by their owner alone when private.
 
 Cost totals: run cost and memory-operation cost, summed apart (design v2 §5) into one
-Decimal :class:`CostTotals`, for the thread API and the operators' admin alike.
+Decimal :class:`CostTotals`, for the thread API and the operators' admin alike; the same
+sums per local day (:func:`cost_by_day`, :class:`DailyCost`) for the admin's cost chart.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -27,8 +29,9 @@ from django.db.models import (
     Sum,
     Value,
 )
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, TruncDate
 from django.http import Http404
+from django.utils import timezone
 
 from agents.models import Membership, Run
 from agents.selectors import User, actor_id, tenant_ids_for
@@ -266,3 +269,55 @@ def cost_ordering(*, key: CostKey, part: Literal["run", "memory"]) -> Coalesce:
         .values("total")[:1]
     )
     return Coalesce(Subquery(total, output_field=_MONEY), Value(Decimal(0)), output_field=_MONEY)
+
+
+@dataclass(frozen=True, slots=True)
+class DailyCost:
+    """Run cost and memory cost of one local day (the server's time zone), apart."""
+
+    day: date
+    run_cost: Decimal = Decimal(0)
+    memory_cost: Decimal = Decimal(0)
+
+    @property
+    def total_cost(self) -> Decimal:
+        return self.run_cost + self.memory_cost
+
+
+def cost_by_day(
+    *,
+    key: CostKey | None,
+    ids: Collection[Any] = (),
+    days: int = 30,
+    today: date | None = None,
+) -> list[DailyCost]:
+    """The last ``days`` local days up to ``today``, oldest first, every day present.
+
+    Runs and memory operations of the given threads, agents or tenants (``key`` and
+    ``ids``), or of everything (``key=None``), each counted on the day it was created:
+    two grouped queries over the ``(key, created_at)`` indexes.
+    """
+    zone = timezone.get_current_timezone()
+    today = today or timezone.localdate()
+    first = today - timedelta(days=days - 1)
+    since = timezone.make_aware(datetime.combine(first, time.min), zone)
+
+    def per_day(model: Any) -> dict[date, Decimal]:
+        queryset = model.objects.filter(created_at__gte=since)
+        if key is not None:
+            queryset = queryset.filter(**{f"{key}__in": ids})
+        rows = (
+            queryset.order_by()
+            .annotate(day=TruncDate("created_at", tzinfo=zone))
+            .values("day")
+            .annotate(cost=Sum("cost"))
+        )
+        return {row["day"]: _money(row["cost"]) for row in rows}
+
+    runs, ops = per_day(Run), per_day(MemoryOp)
+    return [
+        DailyCost(
+            day=day, run_cost=runs.get(day, _money(None)), memory_cost=ops.get(day, _money(None))
+        )
+        for day in (first + timedelta(days=offset) for offset in range(days))
+    ]

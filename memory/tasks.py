@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memory.durability import synchronous_commit
 from memory.services.compression import thread_compress
 from memory.services.forget import memory_job_process
 from memory.services.jobs import after_run_process
@@ -10,10 +11,12 @@ from memory.services.llm import MemoryDeferred
 
 
 def after_run(run_id: int) -> dict[str, object]:
+    synchronous_commit(wait=False, session=True)  # redone when lost (memory/durability.py)
     return after_run_process(run_id=run_id).as_dict()
 
 
 def compress_thread(thread_id: str) -> dict[str, object]:
+    synchronous_commit(wait=False, session=True)
     try:
         result = thread_compress(thread_id=thread_id)
     except MemoryDeferred as exc:

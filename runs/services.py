@@ -27,6 +27,7 @@ runs share the loop; a stream yields a :class:`ToolUsed` event per executed call
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +53,7 @@ from agents.providers.base import (
 from agents.providers.registry import client_for
 from agents.tokens import count_tokens
 from agents.window import WindowOverflow, fit_window
+from memory.durability import synchronous_commit
 from memory.models import RunContext
 from memory.scope import Scope
 from memory.services.context import ContinueSource, context_assemble
@@ -237,6 +239,8 @@ def run_start(
     now = timezone.now()
     try:
         with transaction.atomic():
+            # Flushed to disk by the run's finishing commit (memory/durability.py).
+            synchronous_commit(wait=False)
             thread = thread_for_run(scope=scope, thread_id=thread_id, first_input=user_input)
             run = Run.objects.create(
                 tenant_id=agent.tenant_id,
@@ -264,6 +268,7 @@ def run_prepare(*, started: StartedRun, tools_offered: Sequence[ToolSpec] = ()) 
     """
     run, options = started.run, started.options
     agent = run.agent
+    began = time.perf_counter()
     assembled = context_assemble(
         scope=Scope.of(run),
         thread=run.thread,
@@ -291,14 +296,20 @@ def run_prepare(*, started: StartedRun, tools_offered: Sequence[ToolSpec] = ()) 
         "max_calls": settings.RUN_TOOL_CALLS_MAX if tool_specs else 0,
         "calls": [],
     }
-    RunContext.objects.update_or_create(
-        run=run,
-        defaults={
-            "messages": [message_json(m) for m in window.messages],
-            "injected_text": assembled.injected_text,
-            "manifest": manifest,
-        },
-    )
+    # How long the read path took (context assembly and the window), for operators and
+    # the load test's context-assembly share (benchmarks/load.py).
+    manifest["prepare_ms"] = round((time.perf_counter() - began) * 1000, 2)
+    # Once per run (run_execute and run_stream prepare a run once): an INSERT, where
+    # update_or_create took a SELECT and a savepoint more; its commit does not wait for
+    # the disk: the run's finishing commit flushes it (memory/durability.py).
+    with transaction.atomic():
+        synchronous_commit(wait=False)
+        RunContext.objects.create(
+            run=run,
+            messages=[message_json(m) for m in window.messages],
+            injected_text=assembled.injected_text,
+            manifest=manifest,
+        )
     return PreparedRun(
         messages=window.messages,
         tokens=window.tokens,
@@ -363,6 +374,9 @@ def run_finish(
     run.finished_at = now
     run.memory_state = Run.MemoryState.PENDING
     with transaction.atomic():
+        # The durable point of a run: its answer, and the start and context before it,
+        # are on disk when the teacher sees it (memory/durability.py).
+        synchronous_commit(wait=True)
         updated = Run.objects.filter(
             pk=run.pk, status=Run.Status.RUNNING, deleted_at__isnull=True
         ).update(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from memory.durability import synchronous_commit
 from runs.sweeper import recovery_sweep
 
 
 def sweep() -> dict[str, int]:
+    synchronous_commit(wait=False, session=True)  # redone when lost (memory/durability.py)
     return recovery_sweep().as_dict()

@@ -15,6 +15,8 @@ import contextlib
 import http.client
 import json
 import os
+import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -26,6 +28,10 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 from django_q.brokers import get_broker
+
+from agents.models import Run
+from memory.models import Thread
+from tests.fakellm import unused_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,6 +66,66 @@ def child_env(**extra: str) -> dict[str, str]:
     )
     env.update(extra)
     return env
+
+
+def production_env(static_root: Path, **extra: str) -> dict[str, str]:
+    """:func:`child_env` as a production server has it: DEBUG off, a secret key."""
+    env = child_env(
+        DJANGO_DEBUG="0",
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+        DJANGO_ALLOWED_HOSTS="127.0.0.1",
+        DJANGO_STATIC_ROOT=str(static_root),
+        **extra,
+    )
+    # pytest-django's live_server sets it in this process; a server never has it.
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    return env
+
+
+class Gunicorn:
+    """``gunicorn -c config/gunicorn.py`` on a free loopback port, with ``env``."""
+
+    def __init__(self, log_path: Path, env: dict[str, str]) -> None:
+        self.log_path = log_path
+        self.port = unused_port()
+        self.env = {**env, "WEB_BIND": f"127.0.0.1:{self.port}"}
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, *, ready_path: str = "/accounts/login/", timeout: float = 60) -> Gunicorn:
+        self.process = subprocess.Popen(
+            [str(Path(sys.executable).parent / "gunicorn"), "-c", "config/gunicorn.py"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=self.log_path.open("ab"),
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+                conn.request("GET", ready_path)
+                conn.getresponse().read()
+                conn.close()
+                return self
+            except OSError:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    self.stop()
+                    raise AssertionError(self.log()) from None
+                time.sleep(0.2)
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        self.process = None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
 
 def broker_kind() -> str:
@@ -151,6 +217,7 @@ def drive(
     prefix: str = "消息",
     env: dict[str, str] | None = None,
     threads: int = 1,
+    rollback: bool = False,
 ) -> subprocess.Popen[bytes]:
     args = [
         sys.executable,
@@ -169,6 +236,8 @@ def drive(
         args += ["--thread", thread_id]
     if new_thread:
         args += ["--new-thread", "--threads", str(threads)]
+    if rollback:
+        args.append("--rollback")
     return subprocess.Popen(
         args,
         cwd=ROOT,
@@ -230,3 +299,43 @@ def wait_until(
 
 def q_retry_seconds() -> int:
     return int(settings.Q_CLUSTER["retry"])
+
+
+# -- a thread's rolling summary, checked against its runs ----------------------------------
+# The offline memory model keeps one "#<run id>" marker per folded run in the summary.
+
+
+def summary_markers(summary: str) -> list[int]:
+    return [int(m) for m in re.findall(r"#(\d+)", summary)]
+
+
+def expected_folded(thread_id: str, keep: int = 2) -> list[int]:
+    """The runs a caught-up thread has folded: every finished one but the last ``keep``."""
+    finished = list(
+        Run.objects.filter(thread_id=thread_id)
+        .finished()
+        .order_by("created_at", "pk")
+        .values_list("pk", flat=True)
+    )
+    return finished[:-keep] if len(finished) > keep else []
+
+
+def all_memory_done() -> bool:
+    return not Run.objects.exclude(memory_state=Run.MemoryState.DONE).exists()
+
+
+def caught_up(thread_ids: list[str]) -> bool:
+    return all(
+        summary_markers(Thread.objects.get(pk=t).rolling_summary) == expected_folded(t)
+        for t in thread_ids
+    )
+
+
+def assert_threads_exact(thread_ids: list[str]) -> None:
+    """Every thread folded each of its old runs exactly once, in order; cursor on the last."""
+    for thread_id in thread_ids:
+        thread = Thread.objects.get(pk=thread_id)
+        want = expected_folded(thread_id)
+        assert summary_markers(thread.rolling_summary) == want, thread_id
+        if want:
+            assert thread.summary_upto_run_id == want[-1]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import http.client
 import json
 import re
-import secrets
 import subprocess
 import sys
 import time
@@ -20,27 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster import ROOT, child_env
+from tests.cluster import ROOT, Gunicorn, production_env
 from tests.factories import make_teacher
-from tests.fakellm import unused_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 STREAM_DELAY = 0.15
 HASHED_CSS = re.compile(r'href="(/static/web/common\.[0-9a-f]{12}\.css)"')
-
-
-def production_env(static_root: Path, **extra: str) -> dict[str, str]:
-    env = child_env(
-        DJANGO_DEBUG="0",
-        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
-        DJANGO_ALLOWED_HOSTS="127.0.0.1",
-        DJANGO_STATIC_ROOT=str(static_root),
-        **extra,
-    )
-    # pytest-django's live_server sets it in this process; a server never has it.
-    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    return env
 
 
 def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -80,30 +65,11 @@ def gunicorn(tmp_path: Path) -> Iterator[tuple[int, dict[str, str]]]:
     )
     collected = manage(env, "collectstatic", "--noinput", "--verbosity", "0")
     assert collected.returncode == 0, collected.stderr[-3000:]
-    port = unused_port()
-    env["WEB_BIND"] = f"127.0.0.1:{port}"
-    log = tmp_path / "gunicorn.log"
-    process = subprocess.Popen(
-        [str(Path(sys.executable).parent / "gunicorn"), "-c", "config/gunicorn.py"],
-        cwd=ROOT,
-        env=env,
-        stdout=log.open("ab"),
-        stderr=subprocess.STDOUT,
-    )
+    server = Gunicorn(tmp_path / "gunicorn.log", env).start()
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                request(port, "GET", "/accounts/login/").read()
-                break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise AssertionError(log.read_text()) from None
-                time.sleep(0.2)
-        yield port, env
+        yield server.port, server.env
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        server.stop()
 
 
 def test_static_files_are_served_hashed_and_compressed_with_debug_off(

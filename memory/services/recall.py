@@ -234,7 +234,10 @@ def _load(scope: Scope, after_id: int) -> Loaded:
     )
     documents: list[tuple[int, Sequence[str]]] = []
     last = after_id
-    for pk, run_id, stored, text in rows.iterator(chunk_size=5000):
+    # A full load streams (a server-side cursor on PostgreSQL: DECLARE, FETCH, CLOSE);
+    # an incremental one, after every memory job of the scope, is a few rows: one query.
+    loaded = rows.iterator(chunk_size=5000) if after_id == 0 else rows
+    for pk, run_id, stored, text in loaded:
         documents.append((run_id, _entry_terms(stored, text)))
         last = pk
     return documents, last

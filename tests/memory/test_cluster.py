@@ -9,7 +9,6 @@ run with 4 workers: correctness never rests on there being one (DESIGN.md "Write
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -20,10 +19,13 @@ from django_q.brokers import get_broker
 from django_q.models import OrmQ
 
 from agents.models import Run
-from memory.models import RecallEntry, RecallScope, Thread
+from memory.models import RecallEntry, RecallScope
 from tests.cluster import (
     Cluster,
+    all_memory_done,
+    assert_threads_exact,
     broker_kind,
+    caught_up,
     drive,
     finish,
     finish_manage,
@@ -34,6 +36,7 @@ from tests.cluster import (
     wait_until,
 )
 from tests.factories import Teacher, make_teacher
+from tests.fakellm import unused_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster, pytest.mark.django_db(transaction=True)]
 
@@ -55,39 +58,6 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
     started = Cluster(tmp_path / "qcluster.log").start()
     yield started
     started.stop()
-
-
-def markers(summary: str) -> list[int]:
-    return [int(m) for m in re.findall(r"#(\d+)", summary)]
-
-
-def expected_folded(thread_id: str, keep: int = 2) -> list[int]:
-    finished = list(
-        Run.objects.filter(thread_id=thread_id)
-        .finished()
-        .order_by("created_at", "pk")
-        .values_list("pk", flat=True)
-    )
-    return finished[:-keep] if len(finished) > keep else []
-
-
-def all_done() -> bool:
-    return not Run.objects.exclude(memory_state=Run.MemoryState.DONE).exists()
-
-
-def assert_threads_exact(thread_ids: list[str]) -> None:
-    for thread_id in thread_ids:
-        thread = Thread.objects.get(pk=thread_id)
-        want = expected_folded(thread_id)
-        assert markers(thread.rolling_summary) == want, thread_id
-        if want:
-            assert thread.summary_upto_run_id == want[-1]
-
-
-def caught_up(thread_ids: list[str]) -> bool:
-    return all(
-        markers(Thread.objects.get(pk=t).rolling_summary) == expected_folded(t) for t in thread_ids
-    )
 
 
 @pytest.mark.parametrize("workers", [1, 4], ids=["1-worker", "4-workers"])
@@ -117,7 +87,7 @@ def _fold_two_threads_from_four_processes(school: Teacher, cluster: Cluster) -> 
     for proc in procs:
         finish(proc)
     assert Run.objects.count() == 40
-    wait_until(lambda: all_done() and caught_up(threads), timeout=180, what="jobs to finish")
+    wait_until(lambda: all_memory_done() and caught_up(threads), timeout=180, what="jobs to finish")
     assert_threads_exact(threads)
     assert "database is locked" not in cluster.log()
 
@@ -154,7 +124,9 @@ def _kill_trial(
         # also redelivered later by django-q2 (at least once): both must be harmless.
         cluster.start()
         manage("memory_sweep", "--stale-after", "0")
-        wait_until(lambda: all_done() and caught_up([thread_id]), timeout=90, what="recovery")
+        wait_until(
+            lambda: all_memory_done() and caught_up([thread_id]), timeout=90, what="recovery"
+        )
         assert_threads_exact([thread_id])
     finally:
         cluster.stop()
@@ -199,7 +171,7 @@ def test_eight_processes_fifty_runs_each_lose_no_job(school: Teacher, cluster: C
     results = [finish(proc, timeout=600) for proc in procs]
     assert Run.objects.count() == 400
     threads = [str(r["thread_id"]) for r in results]
-    wait_until(lambda: all_done() and caught_up(threads), timeout=600, what="400 jobs")
+    wait_until(lambda: all_memory_done() and caught_up(threads), timeout=600, what="400 jobs")
     assert Run.objects.filter(memory_state="done").count() == 400
     assert_threads_exact(threads)
     # Recall: exactly one entry per completed run, none lost to concurrent run ends.
@@ -244,7 +216,7 @@ def test_restart_with_pending_work_on_fifty_threads(school: Teacher, tmp_path: P
 
     cluster = Cluster(tmp_path / "qcluster.log").start()
     try:
-        wait_until(lambda: all_done() and caught_up(threads), timeout=300, what="recovery")
+        wait_until(lambda: all_memory_done() and caught_up(threads), timeout=300, what="recovery")
     finally:
         cluster.stop()
     assert_threads_exact(threads)
@@ -257,3 +229,57 @@ def test_the_queue_is_on_the_broker_the_environment_names(school: Teacher, tmp_p
     assert type(get_broker()).__name__ == expected
     assert queue_size() == 2
     assert OrmQ.objects.count() == (2 if expected == "ORM" else 0)
+
+
+def test_a_run_whose_transaction_rolls_back_enqueues_nothing(school: Teacher) -> None:
+    """Enqueue-with-the-run on either broker: the ORM row rolls back with the run; on
+    Redis the push waits for the commit (transaction.on_commit), so it never happens."""
+    agent, owner = school.agent.pk, school.user.pk
+    rolled_back = finish(
+        drive(agent_id=agent, owner_id=owner, count=3, new_thread=True, rollback=True)
+    )
+    assert len(rolled_back["run_ids"]) == 3
+    assert not Run.objects.filter(pk__in=rolled_back["run_ids"]).exists()
+    assert queue_size() == 0
+    committed = finish(drive(agent_id=agent, owner_id=owner, count=1, new_thread=True))
+    assert queue_size() == 1
+    assert Run.objects.get(pk=committed["run_ids"][0]).memory_state == "pending"
+
+
+@pytest.mark.skipif(
+    broker_kind() != "redis",
+    # The ORM queue row cannot be lost apart from its run; CI's Redis step runs this.
+    reason="Redis only",
+)
+def test_a_push_lost_with_redis_down_is_recovered_by_the_sweeper(
+    school: Teacher, tmp_path: Path
+) -> None:
+    """Redis down when the run commits: the run still finishes (the failed push is
+    logged, never raised), its memory is pending, and the sweeper enqueues it once Redis
+    is back (config/settings.py, Q_BROKER_URL)."""
+    down = f"redis://127.0.0.1:{unused_port()}/0"
+    process = drive(
+        agent_id=school.agent.pk,
+        owner_id=school.user.pk,
+        count=2,
+        new_thread=True,
+        env={"Q_BROKER_URL": down},
+    )
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err.decode()[-3000:]
+    run_ids = json.loads(out)["run_ids"]
+    runs = Run.objects.filter(pk__in=run_ids)
+    assert [r.status for r in runs] == ["completed", "completed"]
+    assert {r.memory_state for r in runs} == {"pending"}
+    assert queue_size() == 0  # nothing reached the real Redis
+    assert b"ConnectionError" in err  # logged, not raised
+
+    report = json.loads(manage("memory_sweep", "--stale-after", "0"))
+    assert report["runs_reenqueued"] == 2
+    assert queue_size() == 2
+    cluster = Cluster(tmp_path / "qcluster.log").start()
+    try:
+        wait_until(lambda: all_memory_done(), timeout=90, what="the recovered jobs")
+    finally:
+        cluster.stop()
+    assert RecallEntry.objects.filter(run_id__in=run_ids).count() == 2
