@@ -118,11 +118,13 @@ class AuditEventOutput(serializers.ModelSerializer):
 class AuditListView(APIView):
     """The audit trail of the caller's memory with this agent, newest first."""
 
+    pagination_class = Pages  # (the schema then documents the page, not a bare array)
+
     @extend_schema(responses={200: AuditEventOutput(many=True), 404: NOT_FOUND})
     def get(self, request: Request, agent_id: int) -> Response:
         agent = agent_get(actor=request.user, agent_id=agent_id)
         events = audit_events_for(scope=Scope.for_agent(agent, owner_id=request.user.pk))
-        paginator = Pages()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(events.select_related("actor"), request, view=self)
         return paginator.get_paginated_response(AuditEventOutput(page, many=True).data)
 
