@@ -3,23 +3,29 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
-from memory.redline.base import PLACEHOLDERS, Category, Doc, Finding, Hit, Recogniser
+from ahocorasick_rs import AhoCorasick, Implementation
+
+from memory.redline import grades, health
+from memory.redline.base import PLACEHOLDERS, Category, Doc, Finding, Hit, Recogniser, lowered
 from memory.redline.grades import GradeRecogniser
 from memory.redline.health import HealthRecogniser
 from memory.redline.numbers import BankCardRecogniser, IdNumberRecogniser, MobileRecogniser
 from memory.textview import text_view
 
-RECOGNISERS: Final[tuple[Recogniser, ...]] = (
+# Numbers are matched on the whole text (their context may reach across a sentence end);
+# grades and health are decided sentence by sentence (see _clause_findings).
+NUMBER_RECOGNISERS: Final[tuple[Recogniser, ...]] = (
     IdNumberRecogniser(),
     MobileRecogniser(),
     BankCardRecogniser(),
-    GradeRecogniser(),
-    HealthRecogniser(),
 )
+CLAUSE_RECOGNISERS: Final[tuple[Recogniser, ...]] = (GradeRecogniser(), HealthRecogniser())
+RECOGNISERS: Final[tuple[Recogniser, ...]] = NUMBER_RECOGNISERS + CLAUSE_RECOGNISERS
 
 # Tie-break when two hits cover exactly the same span.
 _PRIORITY: Final[dict[Category, int]] = {c: i for i, c in enumerate(Category)}
@@ -50,13 +56,114 @@ def _mask_placeholders(norm: str) -> str:
     return _PLACEHOLDER_RE.sub(lambda m: _MASK * len(m.group()), norm)
 
 
-def _findings(doc: Doc) -> list[Finding]:
+def _run(recognisers: tuple[Recogniser, ...], doc: Doc) -> list[Finding]:
     out: list[Finding] = []
-    for recogniser in RECOGNISERS:
+    for recogniser in recognisers:
         for candidate in recogniser.find(doc):
             if recogniser.validate(doc, candidate):
                 out.append(recogniser.score(doc, candidate))
     return out
+
+
+# --------------------------------------------------------------------------------------
+# Grades and health, sentence by sentence
+# --------------------------------------------------------------------------------------
+
+
+# Every literal a grade or health match contains (grade anchors, health cue anchors, the
+# health vocabulary, English health words, the condition heads): a sentence holding none
+# of them can hold no grade or health finding and is skipped after one automaton pass.
+# (The letter grade, A-F after a verb as short as 是, has its own gate below.)
+def _trigger_literals() -> list[str]:
+    literals = {lit.lower() for lits in grades.GATE_LITERALS.values() for lit in lits}
+    literals |= {lit.lower() for lits in health.CUE_ANCHORS_TABLE.values() for lit in lits}
+    literals |= {t.lower() for t in health.vocabulary()}
+    literals |= {t.lower() for t in health.EN_TERMS}
+    literals |= set(health.HEAD_LITERALS)
+    return sorted(literals)
+
+
+_TRIGGERS: Final = AhoCorasick(_trigger_literals(), implementation=Implementation.DFA)
+# The separator of the sentences scanned together: a sentence delimiter that no grade or
+# health pattern can match across (unlike a line break, which \s matches).
+_JOIN: Final = "。"
+# Findings of a sentence, by its text (offsets relative to it): long texts repeat their
+# sentences (summaries and facts are scanned again at every injection, templates recur).
+_SENTENCE_CACHE: dict[str, tuple[Finding, ...]] = {}
+_SENTENCE_CACHE_LIMIT: Final = 1 << 14
+
+
+def _triggered(doc: Doc) -> list[tuple[int, int]]:
+    """The sentences of ``doc`` that hold a grade or health trigger literal, in order."""
+    text = doc.text
+    starts, ends = doc.sentence_delims()
+    last = len(starts)
+    folded = lowered(text)
+    if len(folded) != len(text):  # a character lower-cases to two: take every sentence
+        keys = set(range(last + 1))
+    else:
+        keys = {
+            bisect_right(starts, start)
+            for _, start, _ in _TRIGGERS.find_matches_as_indexes(folded, overlapping=True)
+        }
+        keys.update(bisect_right(starts, m.start()) for m in grades.LETTER_GATE_RE.finditer(text))
+    length = len(text)
+    out: list[tuple[int, int]] = []
+    for k in sorted(keys):
+        lo = ends[k - 1] if k else 0
+        hi = starts[k] if k < last else length
+        if hi > lo:
+            out.append((lo, hi))
+    return out
+
+
+def _shifted(findings: tuple[Finding, ...], by: int) -> list[Finding]:
+    if not by:
+        return list(findings)
+    return [replace(f, start=f.start + by, end=f.end + by) for f in findings]
+
+
+def _clause_findings(doc: Doc) -> list[Finding]:
+    """Grade and health findings of ``doc``, decided sentence by sentence.
+
+    Every grade and health rule looks no further than the sentence of its trigger, so a
+    sentence's findings depend on its text alone: they are cached by that text, and the
+    sentences not in the cache are scanned together, joined by a full stop, in one pass
+    of the recognisers (one pass per pattern over a short text rather than one per
+    sentence).
+    """
+    text = doc.text
+    out: list[Finding] = []
+    missing: list[tuple[int, int]] = []
+    for lo, hi in _triggered(doc):
+        cached = _SENTENCE_CACHE.get(text[lo:hi])
+        if cached is None:
+            missing.append((lo, hi))
+        else:
+            out += _shifted(cached, lo)
+    if not missing:
+        return out
+    pieces = [text[lo:hi] for lo, hi in missing]
+    batch = Doc(_JOIN.join(pieces))
+    offsets: list[int] = []
+    at = 0
+    for piece in pieces:
+        offsets.append(at)
+        at += len(piece) + 1
+    found: list[list[Finding]] = [[] for _ in pieces]
+    for f in _run(CLAUSE_RECOGNISERS, batch):
+        k = bisect_right(offsets, f.start) - 1
+        found[k].append(replace(f, start=f.start - offsets[k], end=f.end - offsets[k]))
+    if len(_SENTENCE_CACHE) + len(pieces) > _SENTENCE_CACHE_LIMIT:
+        _SENTENCE_CACHE.clear()
+    for piece, (lo, _), own in zip(pieces, missing, found, strict=True):
+        _SENTENCE_CACHE[piece] = tuple(own)
+        out += _shifted(tuple(own), lo)
+    return out
+
+
+def _findings(doc: Doc) -> list[Finding]:
+    return _run(NUMBER_RECOGNISERS, doc) + _clause_findings(doc)
 
 
 _Span = tuple[Category, int, int]

@@ -355,7 +355,7 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
     "transcript": ("成绩", "分数", "报告", "综合素质", "排名", "report card", "transcript"),
 }
 _ANCHORS: Final = Anchors(GATE_LITERALS)
-_LETTER_GATE_RE: Final = re.compile(r"[A-F](?![A-Za-z0-9])")
+LETTER_GATE_RE: Final = re.compile(r"[A-F](?![A-Za-z0-9])")
 
 
 # A score right after these describes the paper, not a result: 满分100分, 每小题3分, 占10分
@@ -425,7 +425,7 @@ class GradeRecogniser:
         for pattern, kind, _, spec_sensitive in _ITEMS:
             if anchored is not None and kind in GATE_LITERALS:
                 matches = anchored_matches(doc, pattern, anchored.get(kind))
-            elif kind == "letter" and _LETTER_GATE_RE.search(text) is None:
+            elif kind == "letter" and LETTER_GATE_RE.search(text) is None:
                 continue  # every letter grade ends in a capital A-F standing alone
             else:
                 matches = list(pattern.finditer(text))
@@ -495,7 +495,7 @@ class GradeRecogniser:
             and not _EXAM_RE.search(text, lo, hi)
         ):
             return finding(0.1, "a competition or sports result, not a grade")
-        if kind == "transcript" and _TEMPLATE_AFTER_RE.match(text[end : end + 8]):
+        if kind == "transcript" and _TEMPLATE_AFTER_RE.match(text[end : min(hi, end + 8)]):
             return finding(0.1, "a template, not someone's transcript")
         subject = subject_of(doc, start, end, self_counts=False)
         if subject.generic and subject.person is None:

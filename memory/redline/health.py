@@ -98,11 +98,11 @@ def _terms() -> AhoCorasick:
 
 @cache
 def _latin_terms() -> LatinWords:
-    return LatinWords([*(t for t in vocabulary() if t.isascii()), *_EN_TERMS])
+    return LatinWords([*(t for t in vocabulary() if t.isascii()), *EN_TERMS])
 
 
 _ANY_LATIN_RE: Final = fast_compile("[A-Za-z]")
-_CUE_ANCHORS_TABLE: Final[dict[str, tuple[str, ...]]] = {
+CUE_ANCHORS_TABLE: Final[dict[str, tuple[str, ...]]] = {
     "cue": (
         "医生",
         "大夫",
@@ -135,15 +135,17 @@ _CUE_ANCHORS_TABLE: Final[dict[str, tuple[str, ...]]] = {
         *("broke", "broken", "sprained"),
     ),
 }
-_CUE_ANCHORS: Final = Anchors(_CUE_ANCHORS_TABLE)
+_CUE_ANCHORS: Final = Anchors(CUE_ANCHORS_TABLE)
 
 
-_EN_TERMS: Final = words(
+EN_TERMS: Final = words(
     "adhd hiv ocd ptsd autism autistic epilepsy asthma diabetes cancer leukemia depression"
     " depressed anxiety dyslexia bipolar schizophrenia anorexia hospital hospitalised"
     " hospitalized allergic allergy allergies pregnant surgery fever flu medication therapy"
     " inhaler diagnosed sick"
 )
+# Literals every condition-head match contains (the sentence gate of the engine).
+HEAD_LITERALS: Final = ("炎", "症", "癌", "瘤", "综合征", "病")
 _HEAD_RE: Final = fast_compile(r"(?:炎|症|癌|瘤|综合征|病)(?![毒菌句])")
 # Words with a condition's head that name no condition: figures of speech and the
 # generic nouns of the field (疾病 is "illness" in general, not anyone's diagnosis).
