@@ -106,13 +106,17 @@ class Recogniser(Protocol):
 # A full stop between two digits is a decimal point; a comma or colon between digits is
 # a thousands separator or a time. (Every branch starts with a character, never with a
 # lookbehind, so that the regex engine can skip ahead quickly.)
-# (The leading lookahead lets the engine skip to a candidate character; measured.)
-_SENTENCE_DELIM_RE: Final = re.compile(
-    r"(?=[。!?;\n\r.])(?:[。!?;\n\r]|\.(?:(?<![0-9]\.)|(?![0-9])))+"
-)
+# (Runs are found by a plain class, which the engine skips to quickly; a run that is a
+# lone full stop between two digits is then dropped.)
+_SENTENCE_DELIM_RE: Final = re.compile(r"[。!?;\n\r.]+")
 _CLAUSE_DELIM_RE: Final = re.compile(
     r"(?=[。!?;\n\r、.,:])(?:[。!?;\n\r、]|[.,:](?:(?<![0-9][.,:])|(?![0-9])))"
 )
+
+
+def _decimal_point(text: str, at: int) -> bool:
+    """A full stop between two digits (3.5) is a decimal point, not a sentence end."""
+    return 0 < at < len(text) - 1 and "0" <= text[at - 1] <= "9" and "0" <= text[at + 1] <= "9"
 
 
 @dataclass(slots=True)
@@ -137,8 +141,16 @@ class Doc:
         """Where the runs of sentence delimiters start and end, in order (computed once;
         a run such as "。\\n" or the "......" of an ellipsis ends one sentence)."""
         if self._sentences is None:
-            spans = [m.span() for m in _SENTENCE_DELIM_RE.finditer(self.text)]
-            self._sentences = ([a for a, _ in spans], [b for _, b in spans])
+            text = self.text
+            starts: list[int] = []
+            ends: list[int] = []
+            for m in _SENTENCE_DELIM_RE.finditer(text):
+                a, b = m.span()
+                if b - a == 1 and text[a] == "." and _decimal_point(text, a):
+                    continue
+                starts.append(a)
+                ends.append(b)
+            self._sentences = (starts, ends)
         return self._sentences
 
     def sentence(self, pos: int) -> tuple[int, int]:

@@ -32,6 +32,8 @@ _PRIORITY: Final[dict[Category, int]] = {c: i for i, c in enumerate(Category)}
 # Grade and health spans are clauses, merged when they touch; numbers stay exact.
 _CLAUSE_CATEGORIES: Final = frozenset({Category.GRADE, Category.HEALTH})
 
+_Span = tuple[Category, int, int]
+
 # Placeholders as they look in the view (the full-width comma became ",").
 _PLACEHOLDER_RE: Final = re.compile(r"\(涉及(?:身份证号|手机号|银行卡号|学生成绩|健康信息),略\)")
 # A visible-nothing character no rule matches: not a digit, letter, CJK or delimiter.
@@ -83,18 +85,33 @@ def _trigger_literals() -> list[str]:
     return sorted(literals)
 
 
-_TRIGGERS: Final = AhoCorasick(_trigger_literals(), implementation=Implementation.DFA)
+_LITERALS: Final = _trigger_literals()
+# (Overlapping matches: a short English literal inside a longer word is no trigger, but
+# must not hide a literal that overlaps it.)
+_TRIGGERS: Final = AhoCorasick(_LITERALS, implementation=Implementation.DFA)
+# Short English literals (CT, HIV, flu) count only as whole words: inside longer words
+# (project, fluent) they are everywhere. Longer ones count anywhere (a superset).
+_WORD_ONLY: Final = frozenset(
+    i for i, lit in enumerate(_LITERALS) if lit.isascii() and lit.isalpha() and len(lit) <= 3
+)
+_ANY_CAPITAL_RE: Final = re.compile("[A-F]")
 # The separator of the sentences scanned together: a sentence delimiter that no grade or
 # health pattern can match across (unlike a line break, which \s matches).
-_JOIN: Final = "。"
-# Findings of a sentence, by its text (offsets relative to it): long texts repeat their
-# sentences (summaries and facts are scanned again at every injection, templates recur).
-_SENTENCE_CACHE: dict[str, tuple[Finding, ...]] = {}
+_JOIN: Final = "\u3002"
+# Blocked grade and health spans of a sentence, by its text (offsets relative to it): long
+# texts repeat their sentences (summaries and facts are scanned again at every injection,
+# templates recur). Cleared whole when full.
+_SENTENCE_CACHE: dict[str, tuple[tuple[Category, int, int], ...]] = {}
 _SENTENCE_CACHE_LIMIT: Final = 1 << 14
 
 
+def _is_word(ch: str) -> bool:
+    return ch.isascii() and (ch.isalnum() or ch == "_")
+
+
 def _triggered(doc: Doc) -> list[tuple[int, int]]:
-    """The sentences of ``doc`` that hold a grade or health trigger literal, in order."""
+    """The sentences of ``doc`` that hold a grade or health trigger, in order: a literal of
+    the automaton (short English ones as whole words) or a letter grade's capital."""
     text = doc.text
     starts, ends = doc.sentence_delims()
     last = len(starts)
@@ -102,48 +119,36 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
     if len(folded) != len(text):  # a character lower-cases to two: take every sentence
         keys = set(range(last + 1))
     else:
-        keys = {
-            bisect_right(starts, start)
-            for _, start, _ in _TRIGGERS.find_matches_as_indexes(folded, overlapping=True)
-        }
-        keys.update(bisect_right(starts, m.start()) for m in grades.LETTER_GATE_RE.finditer(text))
-    length = len(text)
+        keys = set()
+        length = len(text)
+        for i, start, end in _TRIGGERS.find_matches_as_indexes(folded, overlapping=True):
+            if i in _WORD_ONLY and (
+                (start and _is_word(text[start - 1])) or (end < length and _is_word(text[end]))
+            ):
+                continue
+            keys.add(bisect_right(starts, start))
+        if _ANY_CAPITAL_RE.search(text):
+            keys.update(
+                bisect_right(starts, m.start()) for m in grades.LETTER_GATE_RE.finditer(text)
+            )
     out: list[tuple[int, int]] = []
     for k in sorted(keys):
         lo = ends[k - 1] if k else 0
-        hi = starts[k] if k < last else length
+        hi = starts[k] if k < last else len(text)
         if hi > lo:
             out.append((lo, hi))
     return out
 
 
-def _shifted(findings: tuple[Finding, ...], by: int) -> list[Finding]:
-    if not by:
-        return list(findings)
-    return [replace(f, start=f.start + by, end=f.end + by) for f in findings]
-
-
-def _clause_findings(doc: Doc) -> list[Finding]:
-    """Grade and health findings of ``doc``, decided sentence by sentence.
+def _by_sentence(text: str, sentences: list[tuple[int, int]]) -> list[list[Finding]]:
+    """The grade and health findings of each sentence, offsets relative to it.
 
     Every grade and health rule looks no further than the sentence of its trigger, so a
-    sentence's findings depend on its text alone: they are cached by that text, and the
-    sentences not in the cache are scanned together, joined by a full stop, in one pass
-    of the recognisers (one pass per pattern over a short text rather than one per
-    sentence).
+    sentence's findings depend on its text alone. The sentences are scanned together,
+    joined by a full stop, in one pass of the recognisers (one pass per pattern over a
+    short text rather than one per sentence).
     """
-    text = doc.text
-    out: list[Finding] = []
-    missing: list[tuple[int, int]] = []
-    for lo, hi in _triggered(doc):
-        cached = _SENTENCE_CACHE.get(text[lo:hi])
-        if cached is None:
-            missing.append((lo, hi))
-        else:
-            out += _shifted(cached, lo)
-    if not missing:
-        return out
-    pieces = [text[lo:hi] for lo, hi in missing]
+    pieces = [text[lo:hi] for lo, hi in sentences]
     batch = Doc(_JOIN.join(pieces))
     offsets: list[int] = []
     at = 0
@@ -154,26 +159,46 @@ def _clause_findings(doc: Doc) -> list[Finding]:
     for f in _run(CLAUSE_RECOGNISERS, batch):
         k = bisect_right(offsets, f.start) - 1
         found[k].append(replace(f, start=f.start - offsets[k], end=f.end - offsets[k]))
-    if len(_SENTENCE_CACHE) + len(pieces) > _SENTENCE_CACHE_LIMIT:
+    return found
+
+
+def _clause_spans(doc: Doc) -> list[_Span]:
+    """Blocked grade and health spans of ``doc``, decided sentence by sentence (cached by
+    the sentence's text; the sentences not in the cache are scanned in one batch)."""
+    text = doc.text
+    out: list[_Span] = []
+    missing: list[tuple[int, int]] = []
+    for lo, hi in _triggered(doc):
+        cached = _SENTENCE_CACHE.get(text[lo:hi])
+        if cached is None:
+            missing.append((lo, hi))
+        else:
+            out += [(c, lo + a, lo + b) for c, a, b in cached]
+    if not missing:
+        return out
+    if len(_SENTENCE_CACHE) + len(missing) > _SENTENCE_CACHE_LIMIT:
         _SENTENCE_CACHE.clear()
-    for piece, (lo, _), own in zip(pieces, missing, found, strict=True):
-        _SENTENCE_CACHE[piece] = tuple(own)
-        out += _shifted(tuple(own), lo)
+    for (lo, hi), own in zip(missing, _by_sentence(text, missing), strict=True):
+        spans = tuple((f.category, f.start, f.end) for f in own if f.blocked and f.end > f.start)
+        _SENTENCE_CACHE[text[lo:hi]] = spans
+        out += [(c, lo + a, lo + b) for c, a, b in spans]
     return out
 
 
 def _findings(doc: Doc) -> list[Finding]:
-    return _run(NUMBER_RECOGNISERS, doc) + _clause_findings(doc)
+    """Every scored candidate, numbers on the whole text, grades and health by sentence."""
+    out = _run(NUMBER_RECOGNISERS, doc)
+    sentences = _triggered(doc)
+    for (lo, _), own in zip(sentences, _by_sentence(doc.text, sentences), strict=True):
+        out += [replace(f, start=f.start + lo, end=f.end + lo) for f in own]
+    return out
 
 
-_Span = tuple[Category, int, int]
-
-
-def _merge_clauses(doc: Doc, findings: list[Finding]) -> list[_Span]:
+def _merge_clauses(doc: Doc, blocked: list[_Span]) -> list[_Span]:
     """Join the blocked clause spans of one category that touch or sit side by side."""
     merged: list[_Span] = []
     for category in _CLAUSE_CATEGORIES:
-        spans = sorted((f.start, f.end) for f in findings if f.category is category)
+        spans = sorted((start, end) for c, start, end in blocked if c is category)
         own: list[_Span] = []
         for start, end in spans:
             if own:
@@ -209,9 +234,12 @@ def scan(text: str) -> list[Hit]:
     """Every red-line span of ``text``, sorted and non-overlapping, in original offsets."""
     view = text_view(text)
     doc = Doc(_mask_placeholders(view.text))
-    blocked = [f for f in _findings(doc) if f.blocked and f.end > f.start]
-    exact = [(f.category, f.start, f.end) for f in blocked if f.category not in _CLAUSE_CATEGORIES]
-    clauses = _merge_clauses(doc, [f for f in blocked if f.category in _CLAUSE_CATEGORIES])
+    exact = [
+        (f.category, f.start, f.end)
+        for f in _run(NUMBER_RECOGNISERS, doc)
+        if f.blocked and f.end > f.start
+    ]
+    clauses = _merge_clauses(doc, _clause_spans(doc))
     hits: list[Hit] = []
     for category, start, end in _resolve(exact + clauses):
         lo, hi = view.span(start, end)

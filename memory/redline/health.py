@@ -97,7 +97,7 @@ def _terms() -> AhoCorasick:
 
 
 @cache
-def _latin_terms() -> LatinWords:
+def latin_terms() -> LatinWords:
     return LatinWords([*(t for t in vocabulary() if t.isascii()), *EN_TERMS])
 
 
@@ -254,7 +254,7 @@ class HealthRecogniser:
         )
         out += [Candidate(m.start(), m.end(), "cue") for m in cues]
         if _ANY_LATIN_RE.search(text):
-            out += [Candidate(s, e, "term") for s, e in _latin_terms().spans(text)]
+            out += [Candidate(s, e, "term") for s, e in latin_terms().spans(text)]
         return out
 
     def validate(self, doc: Doc, candidate: Candidate) -> bool:
