@@ -142,15 +142,14 @@ class Doc:
         a run such as "。\\n" or the "......" of an ellipsis ends one sentence)."""
         if self._sentences is None:
             text = self.text
-            starts: list[int] = []
-            ends: list[int] = []
-            for m in _SENTENCE_DELIM_RE.finditer(text):
-                a, b = m.span()
-                if b - a == 1 and text[a] == "." and _decimal_point(text, a):
-                    continue
-                starts.append(a)
-                ends.append(b)
-            self._sentences = (starts, ends)
+            spans = [m.span() for m in _SENTENCE_DELIM_RE.finditer(text)]
+            if "." in text:
+                spans = [
+                    (a, b)
+                    for a, b in spans
+                    if not (b - a == 1 and text[a] == "." and _decimal_point(text, a))
+                ]
+            self._sentences = ([a for a, _ in spans], [b for _, b in spans])
         return self._sentences
 
     def sentence(self, pos: int) -> tuple[int, int]:

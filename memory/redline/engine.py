@@ -105,6 +105,11 @@ _SENTENCE_CACHE: dict[str, tuple[tuple[Category, int, int], ...]] = {}
 _SENTENCE_CACHE_LIMIT: Final = 1 << 14
 
 
+def clear_sentence_cache() -> None:
+    """Forget the cached sentences (benchmarks measure text never seen before with it)."""
+    _SENTENCE_CACHE.clear()
+
+
 def _is_word(ch: str) -> bool:
     return ch.isascii() and (ch.isalnum() or ch == "_")
 

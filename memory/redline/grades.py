@@ -281,6 +281,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
 
 _SUBJECT_WORDS: Final = tuple(_SUBJECTS.split("|"))
 _NUMBER_START: Final = DIGITS + CN_NUMERALS + VIEW_SPACES
+_RANK_SCOPES: Final = words("年级 班级 班上 班里 全班 全校 全年级 级部 全区 全市 全县 全省")
 # Literals every match of a kind contains (a test checks it on generated matches of every
 # pattern): the sentences holding none are never scanned (see SentenceGate). Latin
 # literals match in any case. ``letter`` (A-F after a verb as short as 是 or "a") has no
@@ -301,7 +302,12 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
         *("月考", "期中", "期末", "测验", "小测", "周测", "周考", "模拟考", "一模", "二模"),
         *("三模", "单元测试", "考试", "卷子", "听写", "默写", "quiz", "test", "midterm", "final"),
     ),
-    "approx_tail": ("出头", "来分", "左右", "上下", "开外", "以后", "以内"),
+    # (the tail right after a numeral, a space or the end of a middle part: 九十出头,
+    # 80 分左右, 三百名以后; not 40分钟左右)
+    "approx_tail": followed_by(
+        tuple(_NUMBER_START + "头分右多几"),
+        words("出头 来分 分左右 左右 上下 开外 名以后 名开外 名以内 名上下 以内 以后"),
+    ),
     "approx": (
         "刚过",
         "满分",
@@ -315,10 +321,12 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
         ),
         *followed_by(("地理",), CN_NUMERALS + VIEW_SPACES),
     ),
-    "approx_score": followed_by(tuple(CN_NUMERALS), "分多" + VIEW_SPACES),
+    "approx_score": followed_by(
+        tuple(a + b for a in CN_NUMERALS for b in CN_NUMERALS), "分多" + VIEW_SPACES
+    ),
     "rank_word": ("排名", "名次", "rank"),
-    "rank_scope": followed_by(("第",), _NUMBER_START),
-    "rank_plain": (*followed_by(("第",), _NUMBER_START), "倒数", "名次", "排名"),
+    "rank_scope": followed_by(_RANK_SCOPES, "第排倒" + VIEW_SPACES),
+    "rank_plain": (*followed_by(tuple(_NUMBER_START), "名"), "倒数", "名次", "排名"),
     "pass_fail": (
         *("及格", "挂科", "挂了", "挂掉", *followed_by(("挂",), "一两三四几" + DIGITS)),
         *("补考", "重修", "红灯", "合格", "没过", "没通过", "达标", "考砸", "考崩", "考糊"),
@@ -347,7 +355,7 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
     ),
     "progress": (
         *followed_by(("进", "退", "掉", "升", "降"), DIGITS + CN_NUMERALS + "了"),
-        *("进步", "退步", "提高", "提到", "下滑", "下降", "往后", "往前", "往下", "掉到", "掉了"),
+        *("进步", "退步", "提高了", "提高到", "提到", "下滑", "下降", "往后", "往前", "往下", "掉到", "掉了"),
         *("升到", "滑到", "比上次", "少了", "多了", "improved", "dropped", "declined"),
     ),
     "score_en": ("got", "gets", "get", "scored", "scores", "received", "earned"),
