@@ -195,6 +195,7 @@ def throughput(samples: list[Sample], rounds: int) -> None:
         f"{'function':<10}{'cpu s':>8}{'texts/s':>10}{'1k-char texts/s':>17}{'MB/s':>8}"
         f"{'µs/text':>9}{'wall texts/s':>14}"
     )
+
     def scan_cold(text: str) -> object:
         clear_sentence_cache()  # every sentence as if never seen
         return scan(text)

@@ -355,7 +355,8 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
     ),
     "progress": (
         *followed_by(("进", "退", "掉", "升", "降"), DIGITS + CN_NUMERALS + "了"),
-        *("进步", "退步", "提高了", "提高到", "提到", "下滑", "下降", "往后", "往前", "往下", "掉到", "掉了"),
+        *("进步", "退步", "提高了", "提高到", "提到", "下滑", "下降", "往后", "往前", "往下"),
+        *("掉到", "掉了"),
         *("升到", "滑到", "比上次", "少了", "多了", "improved", "dropped", "declined"),
     ),
     "score_en": ("got", "gets", "get", "scored", "scores", "received", "earned"),
