@@ -485,7 +485,9 @@ DIGITS: Final = "0123456789"
 CN_NUMERALS: Final = "零一二三四五六七八九十百两〇"
 
 
-def followed_by(prefixes: tuple[str, ...] | list[str], chars: str) -> tuple[str, ...]:
+def followed_by(
+    prefixes: tuple[str, ...] | list[str], chars: str | tuple[str, ...]
+) -> tuple[str, ...]:
     """Every prefix followed by each of ``chars``: a precise anchor for "prefix + number"
     (才 alone is everywhere in Chinese; 才6 and 才六 are not)."""
     return tuple(p + c for p in prefixes for c in chars)
