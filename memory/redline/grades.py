@@ -47,11 +47,12 @@ _ACADEMIC_RE: Final = fast_compile(
     _SUBJECTS + r"|绩点|总分|期中|期末|月考|周考|周测|模拟考|[一二三]模|中考|高考|会考|学考|考试"
     r"|测验|测试|单元测|小测|随堂测|听写|默写|作文|成绩|分数|考核|竞赛|名次|排名|[0-9]分|考|卷"
     r"|[主副]科|[0-9一两三四五六七八九几]门|等级|等第|评定|报告|补考|挂科|及格|口语|实验"
-    r"|排在|排到|掉到|名以后|名开外|名以内|名上下|[0-9一二三四五六七八九十百几]多?名(?![单字额著胜人义])"
+    r"|排在|排到|掉到|名以后|名开外|名以内|名上下|班上|班里|在班|全班|年级里|[0-9一二三四五六七八九十百几]多?名(?![单字额著胜人义])"
     r"|"
     + en(
         *words(
             "math maths english physics chemistry biology history exam exams test reading"
+            " writing listening speaking science geography essay"
             " tests quiz score scores grade grades gpa midterm final class"
         )
     )
@@ -226,7 +227,8 @@ _ITEMS: Final[tuple[_Item, ...]] = (
             r"全优|全A|优秀|良好|(?:得了|拿了|评了|评为|被评为|是|都是|等级是|等级为|等第是)个?[优良中差]"
             r"(?![秀好等点势质美异])(?=$|[,.;!?:。、\s)\"”]|了|的|啊|呢|吧|哦|等|级|档)|合格|中下游|中上游|下游|吊车尾|垫底|数一数二|学霸|学渣|最差|倒数"
             r"|(?:全班|全年级|年级|班里|班上)?最(?:低|差)分?|最高分"
-            r"|成绩(?:很|太|特别|非常|挺|比较|一直|还)?(?:差|好|一般|不好|不错|优异|拔尖|平平)"
+            r"|(?:成绩|基础|底子|功底)(?:很|太|特别|非常|挺|比较|一直|还|都|也|向来|始终){0,2}"
+            r"(?:差|好|一般|不好|不错|优异|拔尖|平平|薄弱|扎实|垫底)"
             r"|(?:学|考)得一般"
             r"|(?<![A-Za-z])(?:top|bottom) of (?:the|his|her|my|our) (?:class|grade|year)"
             r"(?![A-Za-z])"
@@ -350,7 +352,7 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
             "数一数二",
             "学霸",
         ),
-        *("学渣", "最差", "倒数", "成绩", "得一般", "最低", "最高分"),
+        *("学渣", "最差", "倒数", "成绩", "得一般", "最低", "最高分", "基础", "底子", "功底"),
         *followed_by(("了", "为", "是"), "优良中差个"),
     ),
     "progress": (
@@ -379,7 +381,7 @@ _SPEC_PREFIX_RE: Final = fast_compile(
 )
 # The trigger describes the paper, a rubric or a plan, not a result.
 _SPEC_CONTEXT_RE: Final = fast_compile(
-    r"评分|标准|细则|分为|分成|档|等级评价|满分|每题|每小题|每空|分值|出一份|出一套|出题|试卷[^,。]{0,6}"
+    r"评分|标准|细则|分为|分成|分档|档次|等级评价|满分|每题|每小题|每空|分值|出一份|出一套|出题|试卷[^,。]{0,6}"
     r"(?:分|题)|设计|模板|评价量表|及格线|优秀线|定为|公布|查卷|签字|名单|通知|统计|分布|人数"
 )
 # A score followed by these is the edge of a band: 90分以上, 60分及以下, 80分至89分.
@@ -521,7 +523,12 @@ class GradeRecogniser:
             return finding(0.2, f"generic: {subject.generic}")
         assert subject.person is not None
         who = text[subject.person.start : subject.person.end]
-        if kind == "transcript" and subject.person.kind == "weak":
+        if (
+            kind == "transcript"
+            and subject.person.kind == "weak"
+            and text[subject.person.end : start].strip() != "的"
+        ):
+            # (a possessed one is someone's: a parent's 孩子的素质报告册)
             return finding(0.3, "a transcript without a specific owner")
         return finding(
             subject.weight, f"{kind} ({trigger})", f"about {who} ({subject.person.kind})"

@@ -121,7 +121,7 @@ _ROLE_RE: Final = fast_compile(
     rf"(?:我|俺|咱)(?:们)?家(?:的)?(?:{_KIN})|(?:我|俺|咱)的?(?:{_KIN})"
     # A parent's "our family" is the child: 我家欣怡, 我们家的数学, 你家丫头, 俺家崽.
     r"|(?:我|俺|咱|你|您)(?:们)?家(?![里附楼门长乡人庭务具电网族境事])(?=的|[\u4e00-\u9fff])"
-    rf"|(?:这|那|该|此)(?:个|位|名)?[{_CJK}]{{0,4}}?"
+    rf"|(?:这|那|该|此)(?:个|位|名)?[{_CJK}]{{0,6}}?"
     r"(?:学生|同学|孩子|男生|女生|男孩|女孩|小朋友|转学生|插班生|新生|娃|丫头|小子)"
     r"|该生|此生|儿子|女儿|闺女"
     r"|(?<![A-Za-z])(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er) (?:son|daughter|kid|child|boy|girl)(?![A-Za-z])"
@@ -193,6 +193,12 @@ GROUP_RE: Final = fast_compile(
     r"|班级(?![第前排倒])|接力队|篮球队|足球队|代表队|[一-龥]{0,2}队(?![长员])|小组|我们组|团体|我校"
     r"|(?<![A-Za-z])(?:class average|everyone|all students)(?![A-Za-z])"
 )
+# A class or a year before a superlative or a rank is where the person stands, not who the
+# statement is about: 她期末语文全班最高分, 他年级第五.
+_CLASS_SCOPE_RE: Final = fast_compile(r"全班|全年级|全校|班级|我们班|本班|我班")
+_RANKED_AFTER_RE: Final = fast_compile(
+    r"\s*(?:最|第|倒数|排名|排第|前\s*[0-9一二三四五六七八九十]|数一数二)"
+)
 # A bare 学生/孩子 that is a group or the object of the teacher's action is nobody in
 # particular: 每个学生, 大部分学生, 给学生出题, 让孩子复习.
 _GOVERNED_RE: Final = fast_compile(
@@ -249,7 +255,12 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
             # 闻人 + 越, 宁静 + 怡; or one character heading a clause before a doubled
             # given name, whatever their tags: 钱 + 多多, 毛 + 豆豆.
             refs.append(PersonRef(base + start, base + pos + len(nxt), "name", 0.85))
-        elif tag in _NAME_TAGS and len(word) >= 2:
+        elif (
+            tag in _NAME_TAGS
+            and len(word) >= 2
+            and not _time_tail(word)
+            and word not in _DOUBLED_WORDS  # 宝宝, 娃娃: the weak references below
+        ):
             # A dictionary name (鲁迅, 林黛玉) is a public figure or a character unless
             # the sentence places it in school life; private names are rarely entries.
             public = (
@@ -335,13 +346,22 @@ def _doubled_given_name(tags: tuple[tuple[str, str], ...], i: int) -> bool:
     return len(given) == 2 and given[0] == given[1] and given not in _DOUBLED_WORDS
 
 
+def _time_tail(word: str) -> bool:
+    """A token tagged a name whose tail is a time word (于 + 本周) is a preposition and a
+    time, not a name."""
+    tail = word[1:]
+    return len(tail) >= 2 and segment(tail) == ((tail, "t"),)
+
+
 def _given_name(word: str, tag: str) -> bool:
     """Whether a token can be the given name after a surname token."""
+    # (the segmenter tags some given names it cannot place "x", as it does punctuation:
+    # 司马 + 晓彤)
     return (
         1 <= len(word) <= 2
         and word.isalpha()
-        and "\u4e00" <= word[0] <= "\u9fff"
-        and tag not in _FUNCTION_TAGS
+        and all("\u4e00" <= ch <= "\u9fff" for ch in word)
+        and (tag not in _FUNCTION_TAGS or (tag == "x" and len(word) == 2))
         and tag not in ("t", "s", "eng")
     )
 
@@ -352,6 +372,62 @@ _LEAD_RE: Final = fast_compile(
     r"(?:这次|上次|本次|这回|上回|这学期|上学期|本学期|今天|昨天|最近|期中|期末|月考|周测|周考|模拟考"
     r"|[一二三]模|考试|测验|听写|默写)+"
 )
+
+
+# What follows a clause's subject: a time word, a subject of school, an adverb, a verb of
+# what happened (周一鸣这次…, 纪子昂上周…, 甘露露有…, 戚雨桐化学…).
+_SUBJECT_NEXT_RE: Final = fast_compile(
+    r"这次|这回|上次|本次|这学期|上学期|本学期|期中|期末|月考|周测|最近|昨天|昨晚|今天|前天|上周"
+    r"|上个月|去年|从小|一直|又|也|还|总|老是|经常|的|有|对|在|被|因为|得了|考|拿|说|请|住院|发烧"
+    r"|摔|做了|确诊|患|查出|语文|数学|英语|物理|化学|生物|历史|地理|政治|体育"
+)
+# Characters no given name holds in our texts: grammar, not names (马上就, 周一到, 白天在).
+_NOT_IN_GIVEN: Final = frozenset(
+    "的了是在有和与跟对给把被让向到从着过都也就还又再才要会能可去来上下里中这那"
+)
+_ROLE_ENDINGS: Final = ("老师", "同学", "校长", "主任", "家长", "阿姨", "叔叔", "妈妈", "爸爸")
+
+
+def _surname_start(chunk: str) -> int:
+    """How many characters of ``chunk`` the segmenter's dictionary tags as a surname when
+    they stand alone (周, 纪; a compound such as 司马, 诸葛), or 0."""
+    pair = chunk[:2]
+    if len(pair) == 2 and rjieba.has_word(pair) and segment(pair) == ((pair, "nr"),):
+        return 2
+    return 1 if segment(chunk[:1]) == ((chunk[:1], "nr"),) else 0
+
+
+def _clause_initial_names(sentence: str, tags: tuple[tuple[str, str], ...]) -> list[PersonRef]:
+    """A name the segmenter split into ordinary words (周一 + 鸣, 甘露 + 露, 纪子 + 昂): at
+    the head of a clause, two to four characters that start with a surname (by the
+    dictionary's tag of that character alone), form no dictionary word and are followed
+    by what follows a subject (这次, 上周, 有, 数学 …), even when the segmenter glued the
+    last character to it (鸣 + 有)."""
+    offsets = list(accumulate((len(word) for word, _ in tags), initial=0))
+    heads = [0] + [offsets[i + 1] for i, (_, tag) in enumerate(tags) if tag == "x"]
+    refs: list[PersonRef] = []
+    for head in heads:
+        chunk = sentence[head : head + 4]
+        if len(chunk) < 2 or not all("\u4e00" <= ch <= "\u9fff" for ch in chunk[:2]):
+            continue
+        surname = _surname_start(chunk)
+        if not surname:
+            continue
+        for length in (3, 2, 4):
+            name = chunk[:length]
+            end = head + length
+            if (
+                len(name) == length
+                and length - surname in (1, 2)
+                and all("\u4e00" <= ch <= "\u9fff" for ch in name)
+                and not any(ch in _NOT_IN_GIVEN for ch in name[surname:])
+                and not name.endswith(_ROLE_ENDINGS)
+                and not rjieba.has_word(name)
+                and _SUBJECT_NEXT_RE.match(sentence, end)
+            ):
+                refs.append(PersonRef(head, end, "name", 0.75))
+                break
+    return refs
 
 
 def _resegmented_names(sentence: str, base: int) -> list[PersonRef]:
@@ -406,6 +482,12 @@ def _sentence_persons(sentence: str) -> tuple[PersonRef, ...]:
     refs = _segmenter_names(sentence, 0)
     known = {(r.start, r.end) for r in refs}
     refs += [r for r in _resegmented_names(sentence, 0) if (r.start, r.end) not in known]
+    covered = [(r.start, r.end) for r in refs]
+    refs += [
+        r
+        for r in _clause_initial_names(sentence, segment(sentence))
+        if not any(a < r.end and r.start < b for a, b in covered)
+    ]
     if _ANY_RULE_REF_RE.search(sentence) is None:
         # None of the rules below can match (most sentences): one scan instead of eight.
         return tuple(sorted(refs, key=lambda r: (r.start, -r.weight)))
@@ -471,7 +553,10 @@ def subject_of(doc: Doc, start: int, end: int, *, self_counts: bool) -> Subject:
             # a weak one: <Lisa>: 为什么奶奶会生病 is about 奶奶.
             person = nearest
     elif after:
-        person = after[0]
+        # (after the trigger only an identifiable reference is its subject: a weak word
+        # there is usually part of something else, 领取暖宝宝)
+        strong_after = [r for r in after if r.weight > 0.6]
+        person = strong_after[0] if strong_after else None
     # A relative clause to a group (有哮喘的同学请…) unless someone is pointed at in it.
     rel = _RELATIVE_RE.search(text, end, c_hi)
     pointed_at = person is not None and person.kind in ("role", "seat") and person.start >= c_lo
@@ -497,7 +582,14 @@ def subject_of(doc: Doc, start: int, end: int, *, self_counts: bool) -> Subject:
     # A group between the person and the trigger is what the statement is about:
     # 他们班平均分…, 李华所在的接力队第二名.
     gap = (person.end, start) if person.end <= start else (end, person.start)
-    group = GROUP_RE.search(text, *gap)
+    group = next(
+        (
+            g
+            for g in GROUP_RE.finditer(text, *gap)
+            if not (_CLASS_SCOPE_RE.fullmatch(g.group()) and _RANKED_AFTER_RE.match(text, g.end()))
+        ),
+        None,
+    )
     if group:
         return Subject(person, f"a group or class ({group.group()})")
     if person.kind == "weak" and (
