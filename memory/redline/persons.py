@@ -164,7 +164,7 @@ _FICTION_RE: Final = fast_compile(
     r"|传记|原文|这首诗|这篇文章|书中|书里|作品|角色|成语|典故"
 )
 _HYPOTHETICAL_RE: Final = fast_compile(
-    r"如果|假如|假设|万一|要是|若是|倘若|一旦|希望|争取|目标|力争|防止|避免|预防|以免"
+    r"如果|(?<![例比假譬正])如(?=孩子|学生|同学|有|出现|发现|遇|您的|你的)|假如|假设|万一|要是|若是|倘若|一旦|希望|争取|目标|力争|防止|避免|预防|以免"
     r"|会不会|能不能|是否|不想|不要|不会|免受|害怕|怕|担心"
     r"|(?<![A-Za-z])(?:if|whether)(?![A-Za-z])"
 )
@@ -268,6 +268,11 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
                 and not word.endswith(("老师", "同学"))
                 and not _NICK_RE.fullmatch(word)  # 娜娜, 豆豆: a pet name, not a figure
             )
+            if public and nxt_tag in _NAME_TAGS and len(nxt) == 1 and "\u4e00" <= nxt <= "\u9fff":
+                # The dictionary name goes on with one more name character (欧阳明 + 轩):
+                # the whole is no dictionary word, a private name.
+                refs.append(PersonRef(base + start, base + pos + 1, "name", 0.85))
+                continue
             if public and school_life is None:
                 school_life = _SCHOOL_LIFE_RE.search(sentence) is not None
             weight = (0.6 if school_life else 0.45) if public else 0.9
@@ -385,6 +390,7 @@ _SUBJECT_NEXT_RE: Final = fast_compile(
 _NOT_IN_GIVEN: Final = frozenset(
     "的了是在有和与跟对给把被让向到从着过都也就还又再才要会能可去来上下里中这那"
 )
+_COMPOUND_SURNAME_TAGS: Final = frozenset({"n", "ns", "nr", "nz"})
 _ROLE_ENDINGS: Final = ("老师", "同学", "校长", "主任", "家长", "阿姨", "叔叔", "妈妈", "爸爸")
 
 
@@ -411,9 +417,20 @@ def _clause_initial_names(sentence: str, tags: tuple[tuple[str, str], ...]) -> l
         if len(chunk) < 2 or not all("\u4e00" <= ch <= "\u9fff" for ch in chunk[:2]):
             continue
         surname = _surname_start(chunk)
+        lengths: tuple[int, ...] = (3, 2, 4)
         if not surname:
-            continue
-        for length in (3, 2, 4):
+            # A compound surname the dictionary holds as some other noun (上官 n, 欧阳
+            # ns) before a given name that is no dictionary word (雨辰, 明轩).
+            pair = chunk[:2]
+            if not (
+                len(chunk) == 4
+                and rjieba.has_word(pair)
+                and segment(pair)[0][1] in _COMPOUND_SURNAME_TAGS
+                and not rjieba.has_word(chunk[2:])
+            ):
+                continue
+            surname, lengths = 2, (4,)
+        for length in lengths:
             name = chunk[:length]
             end = head + length
             if (

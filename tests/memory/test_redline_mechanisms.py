@@ -137,3 +137,41 @@ def test_a_step_down_is_no_rubric() -> None:
 )
 def test_health_cues_without_a_diagnosis(text: str, blocked: bool) -> None:
     assert (Category.HEALTH in _categories(text)) is blocked
+
+
+# Compound surnames: the dictionary holds 上官 and 欧阳 as other nouns, or knows 欧阳明 as
+# a figure while the pupil is 欧阳明轩.
+@pytest.mark.parametrize(
+    ("sentence", "name"),
+    [("上官雨辰这次数学考了满分", "上官雨辰"), ("欧阳明轩的化学又挂了", "欧阳明轩")],
+)
+def test_compound_surnames(sentence: str, name: str) -> None:
+    assert name in {n for n, kind in _names(sentence) if kind == "name"}
+    assert Category.GRADE in _categories(sentence)
+
+
+@pytest.mark.parametrize(
+    ("text", "blocked"),
+    [
+        ("俺家二丫这回数学又考了个鸭蛋", True),
+        ("毛毛英语默写全对，奖励一朵小红花", True),
+        ("小宇听写错了一大半，回家要重写", True),
+        ("鸭蛋要煮十分钟才熟", False),
+        ("这套练习的答案安全对照附在最后", False),
+    ],
+)
+def test_slang_and_items_right_or_wrong(text: str, blocked: bool) -> None:
+    assert (Category.GRADE in _categories(text)) is blocked
+
+
+@pytest.mark.parametrize(
+    ("text", "blocked"),
+    [
+        ("劳动委员手腕扭伤了，这周大扫除先别安排他", True),
+        ("小北昨天脚崴了，走路一瘸一拐的", True),
+        ("如孩子出现发热、咳嗽，请在家休息并告知班主任", False),
+        ("如有同学对花粉过敏，请提前告诉老师", False),
+    ],
+)
+def test_injuries_and_conditional_notices(text: str, blocked: bool) -> None:
+    assert (Category.HEALTH in _categories(text)) is blocked
