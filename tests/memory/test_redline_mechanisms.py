@@ -175,3 +175,19 @@ def test_slang_and_items_right_or_wrong(text: str, blocked: bool) -> None:
 )
 def test_injuries_and_conditional_notices(text: str, blocked: bool) -> None:
     assert (Category.HEALTH in _categories(text)) is blocked
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "blocked"),
+    [
+        ("学委别的科目都好，就是物理拖后腿", Category.GRADE, True),
+        ("乔乔有点偏科，语文好数学差", Category.GRADE, True),
+        ("小鹏前天出了车祸，头上缝了五针", Category.HEALTH, True),
+        ("已知甲、乙两人的语文成绩分别为88分和76分，求差值", Category.GRADE, False),
+        ("甲和乙两名同学的体温分别是37.2度和38.5度，谁发烧了？", Category.HEALTH, False),
+    ],
+)
+def test_standing_injuries_and_two_person_items(
+    text: str, category: Category, blocked: bool
+) -> None:
+    assert (category in _categories(text)) is blocked
