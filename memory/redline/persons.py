@@ -249,9 +249,12 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
         if word in _NOT_NAMES or word[0] in _NOT_NAME_FIRST:
             continue
         nxt, nxt_tag = tags[i + 1] if i + 1 < len(tags) else ("", "x")
-        if (tag in _SURNAME_TAGS and len(word) <= 2 and _given_name(nxt, nxt_tag)) or (
-            _doubled_given_name(tags, i)
-        ):
+        if (
+            tag in _SURNAME_TAGS
+            and len(word) <= 2
+            and word not in _DOUBLED_WORDS  # 谢谢 + 老师 is thanks, not a name
+            and _given_name(nxt, nxt_tag)
+        ) or (_doubled_given_name(tags, i)):
             # A surname the dictionary knows, then a given name it did not: 笪 + 浩然,
             # 闻人 + 越, 宁静 + 怡; or one character heading a clause before a doubled
             # given name, whatever their tags: 钱 + 多多, 毛 + 豆豆.

@@ -191,3 +191,9 @@ def test_standing_injuries_and_two_person_items(
     text: str, category: Category, blocked: bool
 ) -> None:
     assert (category in _categories(text)) is blocked
+
+
+def test_thanks_to_the_teacher_is_no_name() -> None:
+    # The segmenter tags 谢谢 as a name; a doubled word of grammar is no surname.
+    assert not [n for n, kind in _names("谢谢老师，成绩单已经收到了") if kind == "name"]
+    assert Category.GRADE not in _categories("谢谢老师，成绩单已经收到了。")
