@@ -119,7 +119,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     ),
     (
         fast_compile(
-            r"(?:等级|评级|等第|成绩|得了|拿了|考了|得到|评为|获评|获得|是|"
+            r"(?:等级|评级|等第|成绩|得了|拿了|考了|得到|评为|获评|获得|只有|只得|仅得|是|"
             + en("grade", "graded", "grades", "got", "get", "an", "a")
             + r")\s*个?"
             r"[\u4e00-\u9fff]{0,3}?(?:是|为|:|of|is|was|an?)?\s*[A-F][+-]?(?![A-Za-z0-9])"
@@ -388,7 +388,7 @@ _SPEC_CONTEXT_RE: Final = fast_compile(
     r"(?:分|题)|设计|模板|评价量表|及格线|优秀线|定为|公布|查卷|签字|名单|通知|统计|分布|人数"
 )
 # A score followed by these is the edge of a band: 90分以上, 60分及以下, 80分至89分.
-_BAND_AFTER_RE: Final = fast_compile(r"\s*(?:以上|以下|及以上|及以下|至|到|~|-|或以上|或以下)")
+_BAND_AFTER_RE: Final = fast_compile(r"\s*(?:及以上|及以下|或以上|或以下|以上|以下|至|到|~|-)")
 _RESULT_RE: Final = fast_compile(
     r"考了|考到|考得|考出|得了|得到|拿了|拿到|获得|得分|分数是|分数为|成绩是|成绩为|成绩:|只有"
     r"|排名|排在|名列|位列|只考|才考|仅考|" + en("scored", "got", "received", "earned", "ranked")
@@ -476,8 +476,11 @@ class GradeRecogniser:
         lo, hi = doc.sentence(start)
         if (
             kind == "score"
-            and _BAND_AFTER_RE.match(text, end)
-            and not _RESULT_RE.search(text, max(lo, start - 6), start)
+            and (band := _BAND_AFTER_RE.match(text, end))
+            and (
+                not _RESULT_RE.search(text, max(lo, start - 6), start)
+                or text.startswith(("的", "者"), band.end())  # 得分在40分以上的 (those who)
+            )
         ):
             return finding(0.1, "a band of a rubric (90分以上), not a result")
         if kind == "roster":

@@ -191,6 +191,8 @@ _LITERARY_AFTER_RE: Final = fast_compile(
 _TOPIC_BEFORE_RE: Final = fast_compile(
     r"关于|预防|防治|科普|讲解|讲述|介绍|了解|认识|什么是|如何|怎样|针对|应对|识别|主题|话题"
     r"|宣传|远离|避免|防范|有关|以\s*[\"'“‘《「]|讲讲|讨论|研究|探究|常见|讲了|讲的是|论文"
+    # a general claim of cause: 挑食容易导致营养不良
+    r"|(?:容易|会|可能|易)(?:导致|引起|造成|诱发)"
 )
 _TOPIC_AFTER_RE: Final = fast_compile(
     r"成因|原因(?!是)|症状|表现|预防|防治|知识|科普|危害|机制|原理|定义|分类|特点|讲座|主题|班会|宣传"

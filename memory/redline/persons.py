@@ -179,6 +179,8 @@ _NONHUMAN_RE: Final = fast_compile(
 _EXAM_ITEM_RE: Final = fast_compile(
     r"患者|病人|病例|病患|某人|某患者|某同学|某学生|某生|某位|[甲乙丙丁](?:同学|某|学生)"
     r"|[甲乙丙丁]\s*[、,和与]\s*[甲乙丙丁]|已知"
+    # an item's question: 这属于哪种免疫, 下列说法正确的是
+    r"|属于哪|属于什么|下列|以下哪|正确的是|错误的是"
     r"|(?<![A-Za-z])(?:a patient|the patient|patients)(?![A-Za-z])"
 )
 # A request to write an item, or an item's label, before the people it names.

@@ -197,3 +197,19 @@ def test_thanks_to_the_teacher_is_no_name() -> None:
     # The segmenter tags 谢谢 as a name; a doubled word of grammar is no surname.
     assert not [n for n, kind in _names("谢谢老师，成绩单已经收到了") if kind == "name"]
     assert Category.GRADE not in _categories("谢谢老师，成绩单已经收到了。")
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "blocked"),
+    [
+        ("测验得分在85分以上的，可以免做周末作业", Category.GRADE, False),
+        ("晨晨这次测验得了92分以上", Category.GRADE, True),
+        ("熬夜容易导致免疫力下降，要早点睡", Category.HEALTH, False),
+        ("小强咳嗽发烧，医生给他打了一针，这属于哪种免疫？", Category.HEALTH, False),
+        ("Ruby的期中数学只有D，要多练习", Category.GRADE, True),
+    ],
+)
+def test_bands_general_claims_and_item_questions(
+    text: str, category: Category, blocked: bool
+) -> None:
+    assert (category in _categories(text)) is blocked
