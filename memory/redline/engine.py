@@ -11,7 +11,17 @@ from typing import Final
 from ahocorasick_rs import AhoCorasick, Implementation
 
 from memory.redline import grades, health
-from memory.redline.base import PLACEHOLDERS, Category, Doc, Finding, Hit, Recogniser, lowered
+from memory.redline.base import (
+    _SENTENCE_DELIM_RE,
+    PLACEHOLDERS,
+    Category,
+    Doc,
+    Finding,
+    Hit,
+    Recogniser,
+    _decimal_point,
+    lowered,
+)
 from memory.redline.grades import GradeRecogniser
 from memory.redline.health import HealthRecogniser
 from memory.redline.numbers import BankCardRecogniser, IdNumberRecogniser, MobileRecogniser
@@ -116,33 +126,68 @@ def _is_word(ch: str) -> bool:
 
 def _triggered(doc: Doc) -> list[tuple[int, int]]:
     """The sentences of ``doc`` that hold a grade or health trigger, in order: a literal of
-    the automaton (short English ones as whole words) or a letter grade's capital."""
+    the automaton (short English ones as whole words) or a letter grade's capital.
+
+    Only the sentences around the triggers are delimited (most of a long text never is):
+    the next delimiter run by a forward search, the previous one by the same search on
+    the reversed text, as :meth:`Doc.sentence` would find them.
+    """
     text = doc.text
-    starts, ends = doc.sentence_delims()
-    last = len(starts)
     folded = lowered(text)
-    if len(folded) != len(text):  # a character lower-cases to two: take every sentence
-        keys = set(range(last + 1))
-    else:
-        keys = set()
-        length = len(text)
-        for i, start, end in _TRIGGERS.find_matches_as_indexes(folded, overlapping=True):
-            if i in _WORD_ONLY and (
-                (start and _is_word(text[start - 1])) or (end < length and _is_word(text[end]))
-            ):
-                continue
-            keys.add(bisect_right(starts, start))
-        if _ANY_CAPITAL_RE.search(text):
-            keys.update(
-                bisect_right(starts, m.start()) for m in grades.LETTER_GATE_RE.finditer(text)
-            )
+    length = len(text)
+    if len(folded) != length:  # a character lower-cases to two: take every sentence
+        starts, ends = doc.sentence_delims()
+        bounds = zip([0, *ends], [*starts, length], strict=True)
+        return [(lo, hi) for lo, hi in bounds if hi > lo]
+    positions: list[int] = []
+    for i, start, end in _TRIGGERS.find_matches_as_indexes(folded, overlapping=True):
+        if i in _WORD_ONLY and (
+            (start and _is_word(text[start - 1])) or (end < length and _is_word(text[end]))
+        ):
+            continue
+        positions.append(start)
+    if _ANY_CAPITAL_RE.search(text):
+        positions += [m.start() for m in grades.LETTER_GATE_RE.finditer(text)]
+    if not positions:
+        return []
+    positions.sort()
+    reversed_text = text[::-1]
     out: list[tuple[int, int]] = []
-    for k in sorted(keys):
-        lo = ends[k - 1] if k else 0
-        hi = starts[k] if k < last else len(text)
-        if hi > lo:
+    hi = -1
+    for pos in positions:
+        if pos < hi:
+            continue  # in the sentence found last
+        lo = _previous_end(text, reversed_text, pos)
+        hi = _next_start(text, pos)
+        if hi > lo and (not out or out[-1] != (lo, hi)):
             out.append((lo, hi))
     return out
+
+
+def _next_start(text: str, pos: int) -> int:
+    """Where the first sentence delimiter run at or after ``pos`` starts (or the end)."""
+    while True:
+        m = _SENTENCE_DELIM_RE.search(text, pos)
+        if m is None:
+            return len(text)
+        a, b = m.span()
+        if not (b - a == 1 and text[a] == "." and _decimal_point(text, a)):
+            return a
+        pos = b
+
+
+def _previous_end(text: str, reversed_text: str, pos: int) -> int:
+    """Where the last sentence delimiter run before ``pos`` ends (or 0)."""
+    length = len(text)
+    at = length - pos
+    while True:
+        m = _SENTENCE_DELIM_RE.search(reversed_text, at)
+        if m is None:
+            return 0
+        a, b = m.span()  # in the reversed text: [a, b) is text[length - b : length - a]
+        if not (b - a == 1 and text[length - b] == "." and _decimal_point(text, length - b)):
+            return length - a
+        at = b
 
 
 def _by_sentence(text: str, sentences: list[tuple[int, int]]) -> list[list[Finding]]:
