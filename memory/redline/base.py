@@ -108,13 +108,13 @@ class Recogniser(Protocol):
 # lookbehind, so that the regex engine can skip ahead quickly.)
 # (Runs are found by a plain class, which the engine skips to quickly; a run that is a
 # lone full stop between two digits is then dropped.)
-_SENTENCE_DELIM_RE: Final = re.compile(r"[。!?;\n\r.]+")
+SENTENCE_DELIM_RE: Final = re.compile(r"[。!?;\n\r.]+")
 _CLAUSE_DELIM_RE: Final = re.compile(
     r"(?=[。!?;\n\r、.,:])(?:[。!?;\n\r、]|[.,:](?:(?<![0-9][.,:])|(?![0-9])))"
 )
 
 
-def _decimal_point(text: str, at: int) -> bool:
+def decimal_point(text: str, at: int) -> bool:
     """A full stop between two digits (3.5) is a decimal point, not a sentence end."""
     return 0 < at < len(text) - 1 and "0" <= text[at - 1] <= "9" and "0" <= text[at + 1] <= "9"
 
@@ -142,12 +142,12 @@ class Doc:
         a run such as "。\\n" or the "......" of an ellipsis ends one sentence)."""
         if self._sentences is None:
             text = self.text
-            spans = [m.span() for m in _SENTENCE_DELIM_RE.finditer(text)]
+            spans = [m.span() for m in SENTENCE_DELIM_RE.finditer(text)]
             if "." in text:
                 spans = [
                     (a, b)
                     for a, b in spans
-                    if not (b - a == 1 and text[a] == "." and _decimal_point(text, a))
+                    if not (b - a == 1 and text[a] == "." and decimal_point(text, a))
                 ]
             self._sentences = ([a for a, _ in spans], [b for _, b in spans])
         return self._sentences

@@ -12,14 +12,14 @@ from ahocorasick_rs import AhoCorasick, Implementation
 
 from memory.redline import grades, health
 from memory.redline.base import (
-    _SENTENCE_DELIM_RE,
     PLACEHOLDERS,
+    SENTENCE_DELIM_RE,
     Category,
     Doc,
     Finding,
     Hit,
     Recogniser,
-    _decimal_point,
+    decimal_point,
     lowered,
 )
 from memory.redline.grades import GradeRecogniser
@@ -167,11 +167,11 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
 def _next_start(text: str, pos: int) -> int:
     """Where the first sentence delimiter run at or after ``pos`` starts (or the end)."""
     while True:
-        m = _SENTENCE_DELIM_RE.search(text, pos)
+        m = SENTENCE_DELIM_RE.search(text, pos)
         if m is None:
             return len(text)
         a, b = m.span()
-        if not (b - a == 1 and text[a] == "." and _decimal_point(text, a)):
+        if not (b - a == 1 and text[a] == "." and decimal_point(text, a)):
             return a
         pos = b
 
@@ -181,11 +181,11 @@ def _previous_end(text: str, reversed_text: str, pos: int) -> int:
     length = len(text)
     at = length - pos
     while True:
-        m = _SENTENCE_DELIM_RE.search(reversed_text, at)
+        m = SENTENCE_DELIM_RE.search(reversed_text, at)
         if m is None:
             return 0
         a, b = m.span()  # in the reversed text: [a, b) is text[length - b : length - a]
-        if not (b - a == 1 and text[length - b] == "." and _decimal_point(text, length - b)):
+        if not (b - a == 1 and text[length - b] == "." and decimal_point(text, length - b)):
             return length - a
         at = b
 
