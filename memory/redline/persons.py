@@ -121,7 +121,8 @@ _ROLE_RE: Final = fast_compile(
     rf"(?:我|俺|咱)(?:们)?家(?:的)?(?:{_KIN})|(?:我|俺|咱)的?(?:{_KIN})"
     # A parent's "our family" is the child: 我家欣怡, 我们家的数学, 你家丫头, 俺家崽.
     r"|(?:我|俺|咱|你|您)(?:们)?家(?![里附楼门长乡人庭务具电网族境事])(?=的|[\u4e00-\u9fff])"
-    rf"|(?:这|那|该|此)(?:个|位|名)?[{_CJK}]{{0,6}}?"
+    # (no numeral, 些 or 们 inside: 这次有两个同学, 这些学生 are groups)
+    rf"|(?:这|那|该|此)(?:个|位|名)?(?:(?![一二两三四五六七八九十几些们每有是都])[{_CJK}]){{0,6}}?"
     r"(?:学生|同学|孩子|男生|女生|男孩|女孩|小朋友|转学生|插班生|新生|娃|丫头|小子)"
     r"|该生|此生|儿子|女儿|闺女"
     r"|(?<![A-Za-z])(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er) (?:son|daughter|kid|child|boy|girl)(?![A-Za-z])"
@@ -207,13 +208,14 @@ _RANKED_AFTER_RE: Final = fast_compile(
 _GOVERNED_RE: Final = fast_compile(
     r"(?:给|为|让|帮|替|教|对|向|带|带领|要求|指导|辅导|请|叫|组织|安排|鼓励|提醒|通知|告诉|督促"
     r"|全体|所有|每个|每位|每一个|各位|多数|部分|很多|一些|有些|有的|哪些|适合|面向|针对|大部分"
-    r"|这届|我校|本校|全校|全班|初中|高中|小学|中学)的?$"
+    r"|这届|我校|本校|全校|全班|初中|高中|小学|中学|这些|那些|这批|那批|这几个|那几个)的?$"
 )
 # A rate or a count right after the trigger: 近视率, 不及格人数.
 _STATISTIC_AFTER_RE: Final = fast_compile(r"\s*(?:率|人数|比例|的人数|的比例|的学生人数)")
 # A relative clause addressed to a group: 有哮喘的同学…, 不及格的同学请…
 _RELATIVE_RE: Final = fast_compile(
-    r"的(?:同学|学生|孩子|人|小朋友|家长|老师|学员)(?!的|家长|名字|在|是[^的]{0,6}的)"
+    r"的(?:同学|学生|孩子|人|小朋友|家长|老师|学员|班级|班|学校|年级)"
+    r"(?!的|家长|名字|在|是[^的]{0,6}的|主任|长)"
 )
 
 
@@ -396,7 +398,8 @@ _SUBJECT_NEXT_RE: Final = fast_compile(
 _NOT_IN_GIVEN: Final = frozenset(
     "的了是在有和与跟对给把被让向到从着过都也就还又再才要会能可去来上下里中这那"
 )
-_COMPOUND_SURNAME_TAGS: Final = frozenset({"n", "ns", "nr", "nz"})
+# (not "ns": a place, 黄冈 + 密卷, heads a clause as often as a name does)
+_COMPOUND_SURNAME_TAGS: Final = frozenset({"n", "nr", "nz"})
 _ROLE_ENDINGS: Final = ("老师", "同学", "校长", "主任", "家长", "阿姨", "叔叔", "妈妈", "爸爸")
 
 
@@ -425,8 +428,8 @@ def _clause_initial_names(sentence: str, tags: tuple[tuple[str, str], ...]) -> l
         surname = _surname_start(chunk)
         lengths: tuple[int, ...] = (3, 2, 4)
         if not surname:
-            # A compound surname the dictionary holds as some other noun (上官 n, 欧阳
-            # ns) before a given name that is no dictionary word (雨辰, 明轩).
+            # A compound surname the dictionary holds as some other noun (上官 n) before
+            # a given name that is no dictionary word (雨辰, 婉清).
             pair = chunk[:2]
             if not (
                 len(chunk) == 4

@@ -213,3 +213,18 @@ def test_bands_general_claims_and_item_questions(
     text: str, category: Category, blocked: bool
 ) -> None:
     assert (category in _categories(text)) is blocked
+
+
+@pytest.mark.parametrize(
+    ("text", "blocked"),
+    [
+        ("四班这次有三个同学物理不及格", False),  # a count of pupils, not one of them
+        ("这些学生的数学基础都比较差", False),
+        ("不适合基础差的班级使用这套卷子", False),
+        ("荆州密卷的难度很大，基础差的学生别做", False),  # a place heading the clause
+        ("孔乙己考了一辈子也没中", False),
+        ("这个新来的女生数学只考了四十分", True),
+    ],
+)
+def test_groups_places_and_counts_are_no_person(text: str, blocked: bool) -> None:
+    assert (Category.GRADE in _categories(text)) is blocked
