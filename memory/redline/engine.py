@@ -28,7 +28,7 @@ from memory.redline.numbers import BankCardRecogniser, IdNumberRecogniser, Mobil
 from memory.textview import text_view
 
 # Numbers are matched on the whole text (their context may reach across a sentence end);
-# grades and health are decided sentence by sentence (see _clause_findings).
+# grades and health are decided sentence by sentence (see _clause_spans).
 NUMBER_RECOGNISERS: Final[tuple[Recogniser, ...]] = (
     IdNumberRecogniser(),
     MobileRecogniser(),
