@@ -10,7 +10,7 @@ Run: ``.venv/bin/python benchmarks/redline.py [--texts N] [--rounds R] [--seed S
    The same figures for the hand-written set (``benchmarks/data/redline_handwritten.jsonl``,
    361 sentences written one by one, not from the development set's patterns): its
    ``check`` half was looked at when fixing mechanisms, its ``sealed`` half never. And the
-   same for ``benchmarks/data/redline_fresh.jsonl`` (350 sentences written by hand later).
+   same for ``benchmarks/data/redline_fresh.jsonl`` (370 sentences written by hand later).
 2. Generates a realistic mix of teacher chat texts (50–2000 characters, built from
    ordinary teacher requests, many of them full of scores and exam words that must
    pass), about 5% of which carry one sensitive item, and measures ``scan`` and

@@ -168,13 +168,17 @@ _ITEMS: Final[tuple[_Item, ...]] = (
             rf"|(?:考了|只考了?|才考了?|考到|只有|才|得了|才得了?|拿了)\s*(?:{_CN_NUM}{{1,5}}|[0-9]{{1,3}})多?"
             r"(?![0-9分辈下次遍回趟天年个门])"
             rf"|(?:总分|分数|成绩|数学|语文|英语|物理|化学|生物|历史|地理)\s*{_CN_NUM}{{2,6}}多?"
+            # Below a score: 八十都没到, 没上六十.
+            rf"|(?:{_CN_NUM}{{2,5}}|[0-9]{{2,3}})\s*分?\s*(?:都|也)?(?:没到|不到|没上)"
+            rf"|(?:没上|没到|不到)\s*(?:{_CN_NUM}{{2,5}}|[0-9]{{2,3}})\s*分?(?![0-9])"
         ),
         "approx",
         True,
         True,
     ),
     (
-        fast_compile(rf"{_CN_NUM}{{2,5}}多?\s*分(?![钟之])"),
+        # (one numeral too, but not 十: 十分 is "very")
+        fast_compile(rf"(?:{_CN_NUM}{{2,5}}|[零一二三四五六七八九两])多?\s*分(?![钟之])"),
         "approx_score",
         True,
         True,
@@ -210,7 +214,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         fast_compile(
             r"不及格|没及格|没有及格|刚及格|刚刚及格|勉强及格|及格边缘|挂科|挂了|挂掉|挂[了掉]?[一两三四几0-9]门"
             r"|(?:总算|终于|才|也|都|算是|考)及格了?|(?<![不没])及格了|及格线(?:上下|附近|边缘|徘徊)"
-            r"|(?:考|吃|拿)了?个?(?:大)?鸭蛋|零蛋|交了?白卷"
+            r"|(?:考|吃|拿)了?个?(?:大)?鸭蛋|零蛋|交了?白卷|全军覆没|惨不忍睹"
             r"|补考|重修|红灯|不合格|没过关|没过|没通过|没达标|不达标|考砸|考崩|考糊|考炸|考得?稀烂"
             r"|一塌糊涂|考得?[^,。!?;]{0,3}?(?:很差|太差|真差|差劲|差多了|不理想|很好|不错|挺好|很棒|糟糕)"
             r"|考(?:得|的)?(?:很|太|真|特别|非常|挺)?(?:差|好|烂)"
@@ -315,6 +319,7 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
     "approx": (
         "刚过",
         "满分",
+        *("没到", "不到", "没上"),
         *followed_by(("前",), _NUMBER_START),
         *followed_by(
             ("考了", "只考", "才考", "考到", "只有", "才", "得了", "才得", "拿了"), _NUMBER_START
@@ -326,7 +331,8 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
         *followed_by(("地理",), CN_NUMERALS + VIEW_SPACES),
     ),
     "approx_score": followed_by(
-        tuple(a + b for a in CN_NUMERALS for b in CN_NUMERALS), "分多" + VIEW_SPACES
+        (*(a + b for a in CN_NUMERALS for b in CN_NUMERALS), *"零一二三四五六七八九两"),
+        "分多" + VIEW_SPACES,
     ),
     "rank_word": ("排名", "名次", "rank"),
     "rank_scope": followed_by(_RANK_SCOPES, "第排倒" + VIEW_SPACES),
@@ -335,7 +341,7 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
         *("及格", "挂科", "挂了", "挂掉", *followed_by(("挂",), "一两三四几" + DIGITS)),
         *("补考", "重修", "红灯", "合格", "没过", "没通过", "达标", "考砸", "考崩", "考糊"),
         *("考炸", "稀烂", "糊涂", "很差", "太差", "真差", "差劲", "差多了", "不理想", "很好"),
-        *("不错", "挺好", "很棒", "糟糕", "鸭蛋", "零蛋", "白卷"),
+        *("不错", "挺好", "很棒", "糟糕", "鸭蛋", "零蛋", "白卷", "全军覆没", "惨不忍睹"),
         *followed_by(("考",), "差好烂得的很太真特非挺"),
         *("failed", "fails", "flunked", "passed", "average", "ranked"),
     ),

@@ -124,7 +124,7 @@ _ROLE_RE: Final = fast_compile(
     # (no numeral, 些 or 们 inside: 这次有两个同学, 这些学生 are groups)
     rf"|(?:这|那|该|此)(?:个|位|名)?(?:(?![一二两三四五六七八九十几些们每有是都])[{_CJK}]){{0,6}}?"
     r"(?:学生|同学|孩子|男生|女生|男孩|女孩|小朋友|转学生|插班生|新生|娃|丫头|小子)"
-    r"|该生|此生|儿子|女儿|闺女"
+    r"|该生|此生|儿子|女儿|闺女|丫头(?!们)"
     r"|(?<![A-Za-z])(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er) (?:son|daughter|kid|child|boy|girl)(?![A-Za-z])"
     r"|副?班长|[学体文劳宣纪]\S?委员|[\u4e00-\u9fff]{0,2}课代表|小?组长|团支书|同桌|室友|舍友"
     r"|转学生|插班生"
@@ -192,7 +192,8 @@ _AUTHORING_RE: Final = fast_compile(
 )
 GROUP_RE: Final = fast_compile(
     r"全班|全年级|全校|全体|大家|同学们|学生们|孩子们|各位|所有|每个|每位|每一位|有的|有些"
-    r"|部分|多数|少数|一些|这届|整体|平均|人数|及格率|优秀率|合格率|升学率|近视率|肥胖率|[0-9]+人"
+    # (部分 of people, not of a paper: 部分同学, but 听力部分)
+    r"|(?:大|一|小)?部分(?=同学|学生|孩子|人|家长|的)|大部分|一部分|多数|少数|一些|这届|整体|平均|人数|及格率|优秀率|合格率|升学率|近视率|肥胖率|[0-9]+人"
     r"|[一二三四五六七八九十几]+个?人|我们班|我班|本班|[0-9一二三四五六七八九十]+班(?![长主])"
     r"|班级(?![第前排倒])|接力队|篮球队|足球队|代表队|[一-龥]{0,2}队(?![长员])|小组|我们组|团体|我校"
     r"|(?<![A-Za-z])(?:class average|everyone|all students)(?![A-Za-z])"
@@ -201,7 +202,7 @@ GROUP_RE: Final = fast_compile(
 # statement is about: 她期末语文全班最高分, 他年级第五.
 _CLASS_SCOPE_RE: Final = fast_compile(r"全班|全年级|全校|班级|我们班|本班|我班")
 _RANKED_AFTER_RE: Final = fast_compile(
-    r"\s*(?:最|第|倒数|排名|排第|前\s*[0-9一二三四五六七八九十]|数一数二)"
+    r"\s*(?:最|第|倒数|排名|排第|前\s*[0-9一二三四五六七八九十]|数一数二|唯一)"
 )
 # A bare 学生/孩子 that is a group or the object of the teacher's action is nobody in
 # particular: 每个学生, 大部分学生, 给学生出题, 让孩子复习.

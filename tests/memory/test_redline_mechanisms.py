@@ -228,3 +228,19 @@ def test_bands_general_claims_and_item_questions(
 )
 def test_groups_places_and_counts_are_no_person(text: str, blocked: bool) -> None:
     assert (Category.GRADE in _categories(text)) is blocked
+
+
+@pytest.mark.parametrize(
+    ("text", "blocked"),
+    [
+        ("丫头的数学卷子发了，七十都没到", True),
+        ("骆子健化学两次小测都没上六十分", True),
+        ("他英语作文二十五分只得了九分", True),
+        ("唐唐的英语分数是全班唯一不及格的", True),
+        ("佟佳音语文阅读理解全军覆没", True),
+        ("这篇文章写得十分感人，可以给学生读", False),
+        ("听力部分二十分，阅读部分四十分", False),
+    ],
+)
+def test_scores_below_a_mark_single_numerals_and_sections(text: str, blocked: bool) -> None:
+    assert (Category.GRADE in _categories(text)) is blocked
