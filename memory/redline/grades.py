@@ -168,6 +168,8 @@ _ITEMS: Final[tuple[_Item, ...]] = (
             rf"|(?:考了|只考了?|才考了?|考到|只有|才|得了|才得了?|拿了)\s*(?:{_CN_NUM}{{1,5}}|[0-9]{{1,3}})多?"
             r"(?![0-9分辈下次遍回趟天年个门])"
             rf"|(?:总分|分数|成绩|数学|语文|英语|物理|化学|生物|历史|地理)\s*{_CN_NUM}{{2,6}}多?"
+            # One numeral and 分 after a result verb (十分 alone is "very"): 只得了八分.
+            r"|(?:得了|拿了|考了|只有)\s*[零一二三四五六七八九两]多?\s*分(?![钟之])"
             # Below a score: 八十都没到, 没上六十.
             rf"|(?:{_CN_NUM}{{2,5}}|[0-9]{{2,3}})\s*分?\s*(?:都|也)?(?:没到|不到|没上)"
             rf"|(?:没上|没到|不到)\s*(?:{_CN_NUM}{{2,5}}|[0-9]{{2,3}})\s*分?(?![0-9])"
@@ -177,8 +179,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         True,
     ),
     (
-        # (one numeral too, but not 十: 十分 is "very")
-        fast_compile(rf"(?:{_CN_NUM}{{2,5}}|[零一二三四五六七八九两])多?\s*分(?![钟之])"),
+        fast_compile(rf"{_CN_NUM}{{2,5}}多?\s*分(?![钟之])"),
         "approx_score",
         True,
         True,
@@ -319,7 +320,10 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
     "approx": (
         "刚过",
         "满分",
-        *("没到", "不到", "没上"),
+        *followed_by(
+            tuple(DIGITS + CN_NUMERALS + "分都也" + VIEW_SPACES), ("没到", "不到", "没上")
+        ),
+        *followed_by(("没到", "不到", "没上"), _NUMBER_START),
         *followed_by(("前",), _NUMBER_START),
         *followed_by(
             ("考了", "只考", "才考", "考到", "只有", "才", "得了", "才得", "拿了"), _NUMBER_START
@@ -331,8 +335,7 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
         *followed_by(("地理",), CN_NUMERALS + VIEW_SPACES),
     ),
     "approx_score": followed_by(
-        (*(a + b for a in CN_NUMERALS for b in CN_NUMERALS), *"零一二三四五六七八九两"),
-        "分多" + VIEW_SPACES,
+        tuple(a + b for a in CN_NUMERALS for b in CN_NUMERALS), "分多" + VIEW_SPACES
     ),
     "rank_word": ("排名", "名次", "rank"),
     "rank_scope": followed_by(_RANK_SCOPES, "第排倒" + VIEW_SPACES),
@@ -360,7 +363,9 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
             "数一数二",
             "学霸",
         ),
-        *("学渣", "最差", "倒数", "成绩", "得一般", "最低", "最高分", "基础", "底子", "功底"),
+        *("学渣", "最差", "倒数", "成绩", "得一般", "最低", "最高分"),
+        # (基础 is everywhere, 基础题; 基础很差 and 基础薄弱 are not)
+        *followed_by(("基础", "底子", "功底"), "很太特非挺比一还都也向始差好不优拔平薄扎垫"),
         *("拖后腿", "偏科"),
         *followed_by(("了", "为", "是"), "优良中差个"),
     ),
