@@ -99,6 +99,9 @@ _UNSTABLE_CRLF_RUN_RE: Final = re.compile(f"(?:\r\n|[^{_STABLE}])+")
 # so that a run whose characters all map one to one is folded by ``str.translate``.
 _CACHE_LIMIT: Final = 1 << 16
 _CACHES: dict[tuple[bool, bool, bool], dict[int, str]] = {}
+# Up to this many distinct unstable characters, the view is built by one ``str.replace``
+# per character (each a fast C scan) rather than by a callback per run.
+_FAST_DISTINCT: Final = 24
 
 # Emoji keep their joiners in the visible text: ZWJ sequences (👨‍👩‍👧) and the emoji
 # presentation selectors (❤️), right after a symbol, or before the keycap mark (1️⃣).
@@ -252,6 +255,58 @@ class TextView:
         return first, last + 1
 
 
+def _fast_view(
+    text: str,
+    base: str,
+    table: dict[int, str],
+    dashes: bool,
+    confusables: bool,
+    fold_case: bool,
+) -> TextView | None:
+    """The view built by one ``str.replace`` per distinct unstable character (each a fast
+    C scan) instead of a callback per run; None when the text has too many distinct ones
+    or a view that is itself replaced later (it would be folded twice).
+
+    Characters whose view is not one character (the ellipsis … is "...", invisible ones
+    are "") are few: their positions are found by ``str.find`` and become the events.
+    """
+    distinct = set(_UNSTABLE_RE.findall(base))
+    if len(distinct) > _FAST_DISTINCT:
+        return None
+    views: list[tuple[str, str]] = []
+    uneven: list[tuple[int, int]] = []  # (original position, view length)
+    for ch in distinct:
+        out = table.get(ord(ch))
+        if out is None:
+            out = _char_view(ch, dashes=dashes, confusables=confusables, fold_case=fold_case)
+            if len(table) >= _CACHE_LIMIT:
+                table.clear()
+            table[ord(ch)] = out
+        if out == ch:
+            continue
+        if any(c in distinct for c in out):
+            return None
+        views.append((ch, out))
+        if len(out) != 1:
+            at = base.find(ch)
+            while at >= 0:
+                uneven.append((at, len(out)))
+                at = base.find(ch, at + 1)
+    view = base
+    for ch, out in views:
+        view = view.replace(ch, out)
+    if not uneven:
+        return TextView(original=text, text=view)
+    uneven.sort()
+    events = tuple((position, 1, length) for position, length in uneven)
+    starts: list[int] = []
+    shift = 0
+    for position, length in uneven:
+        starts.append(position + shift)
+        shift += length - 1
+    return TextView(original=text, text=view, _events=events, _view_starts=tuple(starts))
+
+
 def text_view(
     text: str, *, fold_case: bool = False, dashes: bool = True, confusables: bool = False
 ) -> TextView:
@@ -267,6 +322,12 @@ def text_view(
             raise AssertionError("case folding changed the length")
         return TextView(original=text, text=base.lower() if fold_case else base)
     table = _CACHES.setdefault((dashes, confusables, fold_case), {})
+    if "\r" not in base:
+        fast = _fast_view(text, base, table, dashes, confusables, fold_case)
+        if fast is not None:
+            if fold_case and not fold_first:
+                return TextView(fast.original, fast.text.lower(), fast._events, fast._view_starts)
+            return fast
     events: list[tuple[int, int, int]] = []
 
     def view_of(ch: str) -> str:

@@ -10,7 +10,9 @@ validating them and scoring their context (:mod:`memory.redline.base`); grades a
 health share the person-reference detection of :mod:`memory.redline.persons`, because
 they are on the red line only when they are about an identifiable person. The engine
 (:mod:`memory.redline.engine`) runs them on the shared text view of
-:mod:`memory.textview` and maps every hit back to the original text.
+:mod:`memory.textview` and maps every hit back to the original text. Grades and health
+are decided sentence by sentence: one automaton pass over every trigger literal finds the
+sentences worth scanning, and a sentence's blocked spans are cached by its text.
 
 :func:`redact` repeats the scan until nothing matches, so its output is clean and
 ``redact(redact(x).text) == redact(x).text``. Placeholders are masked before matching and

@@ -106,8 +106,17 @@ class Recogniser(Protocol):
 # A full stop between two digits is a decimal point; a comma or colon between digits is
 # a thousands separator or a time. (Every branch starts with a character, never with a
 # lookbehind, so that the regex engine can skip ahead quickly.)
-_SENTENCE_DELIM_RE: Final = re.compile(r"(?:[。!?;\n\r]|\.(?:(?<![0-9]\.)|(?![0-9])))+")
-_CLAUSE_DELIM_RE: Final = re.compile(r"[。!?;\n\r、]|[.,:](?:(?<![0-9][.,:])|(?![0-9]))")
+# (Runs are found by a plain class, which the engine skips to quickly; a run that is a
+# lone full stop between two digits is then dropped.)
+SENTENCE_DELIM_RE: Final = re.compile(r"[。!?;\n\r.]+")
+_CLAUSE_DELIM_RE: Final = re.compile(
+    r"(?=[。!?;\n\r、.,:])(?:[。!?;\n\r、]|[.,:](?:(?<![0-9][.,:])|(?![0-9])))"
+)
+
+
+def decimal_point(text: str, at: int) -> bool:
+    """A full stop between two digits (3.5) is a decimal point, not a sentence end."""
+    return 0 < at < len(text) - 1 and "0" <= text[at - 1] <= "9" and "0" <= text[at + 1] <= "9"
 
 
 @dataclass(slots=True)
@@ -132,7 +141,14 @@ class Doc:
         """Where the runs of sentence delimiters start and end, in order (computed once;
         a run such as "。\\n" or the "......" of an ellipsis ends one sentence)."""
         if self._sentences is None:
-            spans = [m.span() for m in _SENTENCE_DELIM_RE.finditer(self.text)]
+            text = self.text
+            spans = [m.span() for m in SENTENCE_DELIM_RE.finditer(text)]
+            if "." in text:
+                spans = [
+                    (a, b)
+                    for a, b in spans
+                    if not (b - a == 1 and text[a] == "." and decimal_point(text, a))
+                ]
             self._sentences = ([a for a, _ in spans], [b for _, b in spans])
         return self._sentences
 
@@ -469,7 +485,9 @@ DIGITS: Final = "0123456789"
 CN_NUMERALS: Final = "零一二三四五六七八九十百两〇"
 
 
-def followed_by(prefixes: tuple[str, ...] | list[str], chars: str) -> tuple[str, ...]:
+def followed_by(
+    prefixes: tuple[str, ...] | list[str], chars: str | tuple[str, ...]
+) -> tuple[str, ...]:
     """Every prefix followed by each of ``chars``: a precise anchor for "prefix + number"
     (才 alone is everywhere in Chinese; 才6 and 才六 are not)."""
     return tuple(p + c for p in prefixes for c in chars)

@@ -3,28 +3,46 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
-from memory.redline.base import PLACEHOLDERS, Category, Doc, Finding, Hit, Recogniser
+from ahocorasick_rs import AhoCorasick, Implementation
+
+from memory.redline import grades, health
+from memory.redline.base import (
+    PLACEHOLDERS,
+    SENTENCE_DELIM_RE,
+    Category,
+    Doc,
+    Finding,
+    Hit,
+    Recogniser,
+    decimal_point,
+    lowered,
+)
 from memory.redline.grades import GradeRecogniser
 from memory.redline.health import HealthRecogniser
 from memory.redline.numbers import BankCardRecogniser, IdNumberRecogniser, MobileRecogniser
 from memory.textview import text_view
 
-RECOGNISERS: Final[tuple[Recogniser, ...]] = (
+# Numbers are matched on the whole text (their context may reach across a sentence end);
+# grades and health are decided sentence by sentence (see _clause_spans).
+NUMBER_RECOGNISERS: Final[tuple[Recogniser, ...]] = (
     IdNumberRecogniser(),
     MobileRecogniser(),
     BankCardRecogniser(),
-    GradeRecogniser(),
-    HealthRecogniser(),
 )
+CLAUSE_RECOGNISERS: Final[tuple[Recogniser, ...]] = (GradeRecogniser(), HealthRecogniser())
+RECOGNISERS: Final[tuple[Recogniser, ...]] = NUMBER_RECOGNISERS + CLAUSE_RECOGNISERS
 
 # Tie-break when two hits cover exactly the same span.
 _PRIORITY: Final[dict[Category, int]] = {c: i for i, c in enumerate(Category)}
 # Grade and health spans are clauses, merged when they touch; numbers stay exact.
 _CLAUSE_CATEGORIES: Final = frozenset({Category.GRADE, Category.HEALTH})
+
+_Span = tuple[Category, int, int]
 
 # Placeholders as they look in the view (the full-width comma became ",").
 _PLACEHOLDER_RE: Final = re.compile(r"\(涉及(?:身份证号|手机号|银行卡号|学生成绩|健康信息),略\)")
@@ -50,23 +68,187 @@ def _mask_placeholders(norm: str) -> str:
     return _PLACEHOLDER_RE.sub(lambda m: _MASK * len(m.group()), norm)
 
 
-def _findings(doc: Doc) -> list[Finding]:
+def _run(recognisers: tuple[Recogniser, ...], doc: Doc) -> list[Finding]:
     out: list[Finding] = []
-    for recogniser in RECOGNISERS:
+    for recogniser in recognisers:
         for candidate in recogniser.find(doc):
             if recogniser.validate(doc, candidate):
                 out.append(recogniser.score(doc, candidate))
     return out
 
 
-_Span = tuple[Category, int, int]
+# --------------------------------------------------------------------------------------
+# Grades and health, sentence by sentence
+# --------------------------------------------------------------------------------------
 
 
-def _merge_clauses(doc: Doc, findings: list[Finding]) -> list[_Span]:
+# Every literal a grade or health match contains (grade anchors, health cue anchors, the
+# health vocabulary, English health words, the condition heads): a sentence holding none
+# of them can hold no grade or health finding and is skipped after one automaton pass.
+# (The letter grade, A-F after a verb as short as 是, has its own gate below.)
+def _trigger_literals() -> list[str]:
+    literals = {lit.lower() for lits in grades.GATE_LITERALS.values() for lit in lits}
+    literals |= {lit.lower() for lits in health.CUE_ANCHORS_TABLE.values() for lit in lits}
+    literals |= {t.lower() for t in health.vocabulary()}
+    literals |= {t.lower() for t in health.EN_TERMS}
+    literals |= set(health.HEAD_LITERALS)
+    return sorted(literals)
+
+
+_LITERALS: Final = _trigger_literals()
+# (Overlapping matches: a short English literal inside a longer word is no trigger, but
+# must not hide a literal that overlaps it.)
+_TRIGGERS: Final = AhoCorasick(_LITERALS, implementation=Implementation.DFA)
+# Short English literals (CT, HIV, flu) count only as whole words: inside longer words
+# (project, fluent) they are everywhere. Longer ones count anywhere (a superset).
+_WORD_ONLY: Final = frozenset(
+    i for i, lit in enumerate(_LITERALS) if lit.isascii() and lit.isalpha() and len(lit) <= 3
+)
+_ANY_CAPITAL_RE: Final = re.compile("[A-F]")
+# The separator of the sentences scanned together: a sentence delimiter that no grade or
+# health pattern can match across (unlike a line break, which \s matches).
+_JOIN: Final = "\u3002"
+# Blocked grade and health spans of a sentence, by its text (offsets relative to it): long
+# texts repeat their sentences (summaries and facts are scanned again at every injection,
+# templates recur). Cleared whole when full.
+_SENTENCE_CACHE: dict[str, tuple[tuple[Category, int, int], ...]] = {}
+_SENTENCE_CACHE_LIMIT: Final = 1 << 14
+
+
+def clear_sentence_cache() -> None:
+    """Forget the cached sentences (benchmarks measure text never seen before with it)."""
+    _SENTENCE_CACHE.clear()
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isascii() and (ch.isalnum() or ch == "_")
+
+
+def _triggered(doc: Doc) -> list[tuple[int, int]]:
+    """The sentences of ``doc`` that hold a grade or health trigger, in order: a literal of
+    the automaton (short English ones as whole words) or a letter grade's capital.
+
+    Only the sentences around the triggers are delimited (most of a long text never is):
+    the next delimiter run by a forward search, the previous one by the same search on
+    the reversed text, as :meth:`Doc.sentence` would find them.
+    """
+    text = doc.text
+    folded = lowered(text)
+    length = len(text)
+    if len(folded) != length:  # a character lower-cases to two: take every sentence
+        starts, ends = doc.sentence_delims()
+        bounds = zip([0, *ends], [*starts, length], strict=True)
+        return [(lo, hi) for lo, hi in bounds if hi > lo]
+    positions: list[int] = []
+    for i, start, end in _TRIGGERS.find_matches_as_indexes(folded, overlapping=True):
+        if i in _WORD_ONLY and (
+            (start and _is_word(text[start - 1])) or (end < length and _is_word(text[end]))
+        ):
+            continue
+        positions.append(start)
+    if _ANY_CAPITAL_RE.search(text):
+        positions += [m.start() for m in grades.LETTER_GATE_RE.finditer(text)]
+    if not positions:
+        return []
+    positions.sort()
+    reversed_text = text[::-1]
+    out: list[tuple[int, int]] = []
+    hi = -1
+    for pos in positions:
+        if pos < hi:
+            continue  # in the sentence found last
+        lo = _previous_end(text, reversed_text, pos)
+        hi = _next_start(text, pos)
+        if hi > lo and (not out or out[-1] != (lo, hi)):
+            out.append((lo, hi))
+    return out
+
+
+def _next_start(text: str, pos: int) -> int:
+    """Where the first sentence delimiter run at or after ``pos`` starts (or the end)."""
+    while True:
+        m = SENTENCE_DELIM_RE.search(text, pos)
+        if m is None:
+            return len(text)
+        a, b = m.span()
+        if not (b - a == 1 and text[a] == "." and decimal_point(text, a)):
+            return a
+        pos = b
+
+
+def _previous_end(text: str, reversed_text: str, pos: int) -> int:
+    """Where the last sentence delimiter run before ``pos`` ends (or 0)."""
+    length = len(text)
+    at = length - pos
+    while True:
+        m = SENTENCE_DELIM_RE.search(reversed_text, at)
+        if m is None:
+            return 0
+        a, b = m.span()  # in the reversed text: [a, b) is text[length - b : length - a]
+        if not (b - a == 1 and text[length - b] == "." and decimal_point(text, length - b)):
+            return length - a
+        at = b
+
+
+def _by_sentence(text: str, sentences: list[tuple[int, int]]) -> list[list[Finding]]:
+    """The grade and health findings of each sentence, offsets relative to it.
+
+    Every grade and health rule looks no further than the sentence of its trigger, so a
+    sentence's findings depend on its text alone. The sentences are scanned together,
+    joined by a full stop, in one pass of the recognisers (one pass per pattern over a
+    short text rather than one per sentence).
+    """
+    pieces = [text[lo:hi] for lo, hi in sentences]
+    batch = Doc(_JOIN.join(pieces))
+    offsets: list[int] = []
+    at = 0
+    for piece in pieces:
+        offsets.append(at)
+        at += len(piece) + 1
+    found: list[list[Finding]] = [[] for _ in pieces]
+    for f in _run(CLAUSE_RECOGNISERS, batch):
+        k = bisect_right(offsets, f.start) - 1
+        found[k].append(replace(f, start=f.start - offsets[k], end=f.end - offsets[k]))
+    return found
+
+
+def _clause_spans(doc: Doc) -> list[_Span]:
+    """Blocked grade and health spans of ``doc``, decided sentence by sentence (cached by
+    the sentence's text; the sentences not in the cache are scanned in one batch)."""
+    text = doc.text
+    out: list[_Span] = []
+    missing: list[tuple[int, int]] = []
+    for lo, hi in _triggered(doc):
+        cached = _SENTENCE_CACHE.get(text[lo:hi])
+        if cached is None:
+            missing.append((lo, hi))
+        else:
+            out += [(c, lo + a, lo + b) for c, a, b in cached]
+    if not missing:
+        return out
+    if len(_SENTENCE_CACHE) + len(missing) > _SENTENCE_CACHE_LIMIT:
+        _SENTENCE_CACHE.clear()
+    for (lo, hi), own in zip(missing, _by_sentence(text, missing), strict=True):
+        spans = tuple((f.category, f.start, f.end) for f in own if f.blocked and f.end > f.start)
+        _SENTENCE_CACHE[text[lo:hi]] = spans
+        out += [(c, lo + a, lo + b) for c, a, b in spans]
+    return out
+
+
+def _findings(doc: Doc) -> list[Finding]:
+    """Every scored candidate, numbers on the whole text, grades and health by sentence."""
+    out = _run(NUMBER_RECOGNISERS, doc)
+    sentences = _triggered(doc)
+    for (lo, _), own in zip(sentences, _by_sentence(doc.text, sentences), strict=True):
+        out += [replace(f, start=f.start + lo, end=f.end + lo) for f in own]
+    return out
+
+
+def _merge_clauses(doc: Doc, blocked: list[_Span]) -> list[_Span]:
     """Join the blocked clause spans of one category that touch or sit side by side."""
     merged: list[_Span] = []
     for category in _CLAUSE_CATEGORIES:
-        spans = sorted((f.start, f.end) for f in findings if f.category is category)
+        spans = sorted((start, end) for c, start, end in blocked if c is category)
         own: list[_Span] = []
         for start, end in spans:
             if own:
@@ -102,9 +284,12 @@ def scan(text: str) -> list[Hit]:
     """Every red-line span of ``text``, sorted and non-overlapping, in original offsets."""
     view = text_view(text)
     doc = Doc(_mask_placeholders(view.text))
-    blocked = [f for f in _findings(doc) if f.blocked and f.end > f.start]
-    exact = [(f.category, f.start, f.end) for f in blocked if f.category not in _CLAUSE_CATEGORIES]
-    clauses = _merge_clauses(doc, [f for f in blocked if f.category in _CLAUSE_CATEGORIES])
+    exact = [
+        (f.category, f.start, f.end)
+        for f in _run(NUMBER_RECOGNISERS, doc)
+        if f.blocked and f.end > f.start
+    ]
+    clauses = _merge_clauses(doc, _clause_spans(doc))
     hits: list[Hit] = []
     for category, start, end in _resolve(exact + clauses):
         lo, hi = view.span(start, end)

@@ -47,11 +47,12 @@ _ACADEMIC_RE: Final = fast_compile(
     _SUBJECTS + r"|绩点|总分|期中|期末|月考|周考|周测|模拟考|[一二三]模|中考|高考|会考|学考|考试"
     r"|测验|测试|单元测|小测|随堂测|听写|默写|作文|成绩|分数|考核|竞赛|名次|排名|[0-9]分|考|卷"
     r"|[主副]科|[0-9一两三四五六七八九几]门|等级|等第|评定|报告|补考|挂科|及格|口语|实验"
-    r"|排在|排到|掉到|名以后|名开外|名以内|名上下|[0-9一二三四五六七八九十百几]多?名(?![单字额著胜人义])"
+    r"|排在|排到|掉到|名以后|名开外|名以内|名上下|班上|班里|在班|全班|年级里|[0-9一二三四五六七八九十百几]多?名(?![单字额著胜人义])"
     r"|"
     + en(
         *words(
             "math maths english physics chemistry biology history exam exams test reading"
+            " writing listening speaking science geography essay"
             " tests quiz score scores grade grades gpa midterm final class"
         )
     )
@@ -118,7 +119,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     ),
     (
         fast_compile(
-            r"(?:等级|评级|等第|成绩|得了|拿了|考了|得到|评为|获评|获得|是|"
+            r"(?:等级|评级|等第|成绩|得了|拿了|考了|得到|评为|获评|获得|只有|只得|仅得|是|"
             + en("grade", "graded", "grades", "got", "get", "an", "a")
             + r")\s*个?"
             r"[\u4e00-\u9fff]{0,3}?(?:是|为|:|of|is|was|an?)?\s*[A-F][+-]?(?![A-Za-z0-9])"
@@ -165,8 +166,13 @@ _ITEMS: Final[tuple[_Item, ...]] = (
             rf"|(?:年级|班级|班里|全班)前\s*(?:{_CN_NUM}+|[0-9]+)\s*名?(?![0-9]){_NOT_RANK_TAIL}"
             rf"|前\s*(?:{_CN_NUM}+|[0-9]+)\s*名?(?![0-9]){_NOT_RANK_TAIL}"
             rf"|(?:考了|只考了?|才考了?|考到|只有|才|得了|才得了?|拿了)\s*(?:{_CN_NUM}{{1,5}}|[0-9]{{1,3}})多?"
-            r"(?![0-9分])"
+            r"(?![0-9分辈下次遍回趟天年个门])"
             rf"|(?:总分|分数|成绩|数学|语文|英语|物理|化学|生物|历史|地理)\s*{_CN_NUM}{{2,6}}多?"
+            # One numeral and 分 after a result verb (十分 alone is "very"): 只得了八分.
+            r"|(?:得了|拿了|考了|只有)\s*[零一二三四五六七八九两]多?\s*分(?![钟之])"
+            # Below a score: 八十都没到, 没上六十.
+            rf"|(?:{_CN_NUM}{{2,5}}|[0-9]{{2,3}})\s*分?\s*(?:都|也)?(?:没到|不到|没上)"
+            rf"|(?:没上|没到|不到)\s*(?:{_CN_NUM}{{2,5}}|[0-9]{{2,3}})\s*分?(?![0-9])"
         ),
         "approx",
         True,
@@ -209,6 +215,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         fast_compile(
             r"不及格|没及格|没有及格|刚及格|刚刚及格|勉强及格|及格边缘|挂科|挂了|挂掉|挂[了掉]?[一两三四几0-9]门"
             r"|(?:总算|终于|才|也|都|算是|考)及格了?|(?<![不没])及格了|及格线(?:上下|附近|边缘|徘徊)"
+            r"|(?:考|吃|拿)了?个?(?:大)?鸭蛋|零蛋|交了?白卷|全军覆没|惨不忍睹"
             r"|补考|重修|红灯|不合格|没过关|没过|没通过|没达标|不达标|考砸|考崩|考糊|考炸|考得?稀烂"
             r"|一塌糊涂|考得?[^,。!?;]{0,3}?(?:很差|太差|真差|差劲|差多了|不理想|很好|不错|挺好|很棒|糟糕)"
             r"|考(?:得|的)?(?:很|太|真|特别|非常|挺)?(?:差|好|烂)"
@@ -223,10 +230,11 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     (
         # Qualitative results and standing.
         fast_compile(
-            r"全优|全A|优秀|良好|(?:得了|拿了|评了|评为|被评为|是|都是|等级是|等级为|等第是)个?[优良中差]"
+            r"拖后腿|偏科|全优|全A|优秀|良好|(?:得了|拿了|评了|评为|被评为|是|都是|等级是|等级为|等第是)个?[优良中差]"
             r"(?![秀好等点势质美异])(?=$|[,.;!?:。、\s)\"”]|了|的|啊|呢|吧|哦|等|级|档)|合格|中下游|中上游|下游|吊车尾|垫底|数一数二|学霸|学渣|最差|倒数"
             r"|(?:全班|全年级|年级|班里|班上)?最(?:低|差)分?|最高分"
-            r"|成绩(?:很|太|特别|非常|挺|比较|一直|还)?(?:差|好|一般|不好|不错|优异|拔尖|平平)"
+            r"|(?:成绩|基础|底子|功底)(?:很|太|特别|非常|挺|比较|一直|还|都|也|向来|始终){0,2}"
+            r"(?:差|好|一般|不好|不错|优异|拔尖|平平|薄弱|扎实|垫底)"
             r"|(?:学|考)得一般"
             r"|(?<![A-Za-z])(?:top|bottom) of (?:the|his|her|my|our) (?:class|grade|year)"
             r"(?![A-Za-z])"
@@ -263,6 +271,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         # How many items were right or wrong: 只对了三道大题, 错了十几个.
         fast_compile(
             rf"(?:只|才|就|全|都)?(?:做)?(?:对|错)了(?:{_CN_NUM}+|[0-9]+)(?:多|几)?(?:道|个|处|题|空)"
+            r"|(?<![完安])全对|全错|(?:错|对)了一大半|(?:错|对)了一半"
         ),
         "items",
         True,
@@ -281,6 +290,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
 
 _SUBJECT_WORDS: Final = tuple(_SUBJECTS.split("|"))
 _NUMBER_START: Final = DIGITS + CN_NUMERALS + VIEW_SPACES
+_RANK_SCOPES: Final = words("年级 班级 班上 班里 全班 全校 全年级 级部 全区 全市 全县 全省")
 # Literals every match of a kind contains (a test checks it on generated matches of every
 # pattern): the sentences holding none are never scanned (see SentenceGate). Latin
 # literals match in any case. ``letter`` (A-F after a verb as short as 是 or "a") has no
@@ -301,10 +311,19 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
         *("月考", "期中", "期末", "测验", "小测", "周测", "周考", "模拟考", "一模", "二模"),
         *("三模", "单元测试", "考试", "卷子", "听写", "默写", "quiz", "test", "midterm", "final"),
     ),
-    "approx_tail": ("出头", "来分", "左右", "上下", "开外", "以后", "以内"),
+    # (the tail right after a numeral, a space or the end of a middle part: 九十出头,
+    # 80 分左右, 三百名以后; not 40分钟左右)
+    "approx_tail": followed_by(
+        tuple(_NUMBER_START + "头分右多几"),
+        words("出头 来分 分左右 左右 上下 开外 名以后 名开外 名以内 名上下 以内 以后"),
+    ),
     "approx": (
         "刚过",
         "满分",
+        *followed_by(
+            tuple(DIGITS + CN_NUMERALS + "分都也" + VIEW_SPACES), ("没到", "不到", "没上")
+        ),
+        *followed_by(("没到", "不到", "没上"), _NUMBER_START),
         *followed_by(("前",), _NUMBER_START),
         *followed_by(
             ("考了", "只考", "才考", "考到", "只有", "才", "得了", "才得", "拿了"), _NUMBER_START
@@ -315,15 +334,17 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
         ),
         *followed_by(("地理",), CN_NUMERALS + VIEW_SPACES),
     ),
-    "approx_score": followed_by(tuple(CN_NUMERALS), "分多" + VIEW_SPACES),
+    "approx_score": followed_by(
+        tuple(a + b for a in CN_NUMERALS for b in CN_NUMERALS), "分多" + VIEW_SPACES
+    ),
     "rank_word": ("排名", "名次", "rank"),
-    "rank_scope": followed_by(("第",), _NUMBER_START),
-    "rank_plain": (*followed_by(("第",), _NUMBER_START), "倒数", "名次", "排名"),
+    "rank_scope": followed_by(_RANK_SCOPES, "第排倒" + VIEW_SPACES),
+    "rank_plain": (*followed_by(tuple(_NUMBER_START), "名"), "倒数", "名次", "排名"),
     "pass_fail": (
         *("及格", "挂科", "挂了", "挂掉", *followed_by(("挂",), "一两三四几" + DIGITS)),
         *("补考", "重修", "红灯", "合格", "没过", "没通过", "达标", "考砸", "考崩", "考糊"),
         *("考炸", "稀烂", "糊涂", "很差", "太差", "真差", "差劲", "差多了", "不理想", "很好"),
-        *("不错", "挺好", "很棒", "糟糕"),
+        *("不错", "挺好", "很棒", "糟糕", "鸭蛋", "零蛋", "白卷", "全军覆没", "惨不忍睹"),
         *followed_by(("考",), "差好烂得的很太真特非挺"),
         *("failed", "fails", "flunked", "passed", "average", "ranked"),
     ),
@@ -343,19 +364,23 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
             "学霸",
         ),
         *("学渣", "最差", "倒数", "成绩", "得一般", "最低", "最高分"),
+        # (基础 is everywhere, 基础题; 基础很差 and 基础薄弱 are not)
+        *followed_by(("基础", "底子", "功底"), "很太特非挺比一还都也向始差好不优拔平薄扎垫"),
+        *("拖后腿", "偏科"),
         *followed_by(("了", "为", "是"), "优良中差个"),
     ),
     "progress": (
         *followed_by(("进", "退", "掉", "升", "降"), DIGITS + CN_NUMERALS + "了"),
-        *("进步", "退步", "提高", "提到", "下滑", "下降", "往后", "往前", "往下", "掉到", "掉了"),
+        *("进步", "退步", "提高了", "提高到", "提到", "下滑", "下降", "往后", "往前", "往下"),
+        *("掉到", "掉了"),
         *("升到", "滑到", "比上次", "少了", "多了", "improved", "dropped", "declined"),
     ),
     "score_en": ("got", "gets", "get", "scored", "scores", "received", "earned"),
-    "items": ("对了", "错了"),
+    "items": ("对了", "错了", "全对", "全错"),
     "transcript": ("成绩", "分数", "报告", "综合素质", "排名", "report card", "transcript"),
 }
 _ANCHORS: Final = Anchors(GATE_LITERALS)
-_LETTER_GATE_RE: Final = re.compile(r"[A-F](?![A-Za-z0-9])")
+LETTER_GATE_RE: Final = re.compile(r"[A-F](?![A-Za-z0-9])")
 
 
 # A score right after these describes the paper, not a result: 满分100分, 每小题3分, 占10分
@@ -370,11 +395,11 @@ _SPEC_PREFIX_RE: Final = fast_compile(
 )
 # The trigger describes the paper, a rubric or a plan, not a result.
 _SPEC_CONTEXT_RE: Final = fast_compile(
-    r"评分|标准|细则|分为|分成|档|等级评价|满分|每题|每小题|每空|分值|出一份|出一套|出题|试卷[^,。]{0,6}"
+    r"评分|标准|细则|分为|分成|分档|档次|等级评价|满分|每题|每小题|每空|分值|出一份|出一套|出题|试卷[^,。]{0,6}"
     r"(?:分|题)|设计|模板|评价量表|及格线|优秀线|定为|公布|查卷|签字|名单|通知|统计|分布|人数"
 )
 # A score followed by these is the edge of a band: 90分以上, 60分及以下, 80分至89分.
-_BAND_AFTER_RE: Final = fast_compile(r"\s*(?:以上|以下|及以上|及以下|至|到|~|-|或以上|或以下)")
+_BAND_AFTER_RE: Final = fast_compile(r"\s*(?:及以上|及以下|或以上|或以下|以上|以下|至|到|~|-)")
 _RESULT_RE: Final = fast_compile(
     r"考了|考到|考得|考出|得了|得到|拿了|拿到|获得|得分|分数是|分数为|成绩是|成绩为|成绩:|只有"
     r"|排名|排在|名列|位列|只考|才考|仅考|" + en("scored", "got", "received", "earned", "ranked")
@@ -425,7 +450,7 @@ class GradeRecogniser:
         for pattern, kind, _, spec_sensitive in _ITEMS:
             if anchored is not None and kind in GATE_LITERALS:
                 matches = anchored_matches(doc, pattern, anchored.get(kind))
-            elif kind == "letter" and _LETTER_GATE_RE.search(text) is None:
+            elif kind == "letter" and LETTER_GATE_RE.search(text) is None:
                 continue  # every letter grade ends in a capital A-F standing alone
             else:
                 matches = list(pattern.finditer(text))
@@ -462,8 +487,11 @@ class GradeRecogniser:
         lo, hi = doc.sentence(start)
         if (
             kind == "score"
-            and _BAND_AFTER_RE.match(text, end)
-            and not _RESULT_RE.search(text, max(lo, start - 6), start)
+            and (band := _BAND_AFTER_RE.match(text, end))
+            and (
+                not _RESULT_RE.search(text, max(lo, start - 6), start)
+                or text.startswith(("的", "者"), band.end())  # 得分在40分以上的 (those who)
+            )
         ):
             return finding(0.1, "a band of a rubric (90分以上), not a result")
         if kind == "roster":
@@ -495,7 +523,7 @@ class GradeRecogniser:
             and not _EXAM_RE.search(text, lo, hi)
         ):
             return finding(0.1, "a competition or sports result, not a grade")
-        if kind == "transcript" and _TEMPLATE_AFTER_RE.match(text[end : end + 8]):
+        if kind == "transcript" and _TEMPLATE_AFTER_RE.match(text[end : min(hi, end + 8)]):
             return finding(0.1, "a template, not someone's transcript")
         subject = subject_of(doc, start, end, self_counts=False)
         if subject.generic and subject.person is None:
@@ -512,7 +540,12 @@ class GradeRecogniser:
             return finding(0.2, f"generic: {subject.generic}")
         assert subject.person is not None
         who = text[subject.person.start : subject.person.end]
-        if kind == "transcript" and subject.person.kind == "weak":
+        if (
+            kind == "transcript"
+            and subject.person.kind == "weak"
+            and text[subject.person.end : start].strip() != "的"
+        ):
+            # (a possessed one is someone's: a parent's 孩子的素质报告册)
             return finding(0.3, "a transcript without a specific owner")
         return finding(
             subject.weight, f"{kind} ({trigger})", f"about {who} ({subject.person.kind})"

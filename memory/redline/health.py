@@ -97,12 +97,12 @@ def _terms() -> AhoCorasick:
 
 
 @cache
-def _latin_terms() -> LatinWords:
-    return LatinWords([*(t for t in vocabulary() if t.isascii()), *_EN_TERMS])
+def latin_terms() -> LatinWords:
+    return LatinWords([*(t for t in vocabulary() if t.isascii()), *EN_TERMS])
 
 
 _ANY_LATIN_RE: Final = fast_compile("[A-Za-z]")
-_CUE_ANCHORS_TABLE: Final[dict[str, tuple[str, ...]]] = {
+CUE_ANCHORS_TABLE: Final[dict[str, tuple[str, ...]]] = {
     "cue": (
         "医生",
         "大夫",
@@ -122,9 +122,13 @@ _CUE_ANCHORS_TABLE: Final[dict[str, tuple[str, ...]]] = {
         "挂",
         "输",
         "长了",
-        "检查",
+        *("做检查", "做个检查", "做一系列检查", "做各种检查"),
+        *("做了检查", "做了个检查", "做了一系列检查", "做了各种检查"),
         "出血",
         "切除",
+        *("摔断", "摔骨折", "摔裂", "摔伤", "跌断", "跌骨折", "跌裂", "跌伤", "撞断", "撞骨折"),
+        *("撞裂", "撞伤", "磕断", "磕骨折", "磕裂", "磕伤", "碰断", "碰骨折", "碰裂", "碰伤"),
+        *("石膏", "拄拐", "拄着拐", "崴了", "扭了", "扭伤", "受伤", "骨折", "缝", "车祸"),
         "摘除",
         "疼",
         "痛",
@@ -135,15 +139,17 @@ _CUE_ANCHORS_TABLE: Final[dict[str, tuple[str, ...]]] = {
         *("broke", "broken", "sprained"),
     ),
 }
-_CUE_ANCHORS: Final = Anchors(_CUE_ANCHORS_TABLE)
+_CUE_ANCHORS: Final = Anchors(CUE_ANCHORS_TABLE)
 
 
-_EN_TERMS: Final = words(
+EN_TERMS: Final = words(
     "adhd hiv ocd ptsd autism autistic epilepsy asthma diabetes cancer leukemia depression"
     " depressed anxiety dyslexia bipolar schizophrenia anorexia hospital hospitalised"
     " hospitalized allergic allergy allergies pregnant surgery fever flu medication therapy"
     " inhaler diagnosed sick"
 )
+# Literals every condition-head match contains (the sentence gate of the engine).
+HEAD_LITERALS: Final = ("炎", "症", "癌", "瘤", "综合征", "病")
 _HEAD_RE: Final = fast_compile(r"(?:炎|症|癌|瘤|综合征|病)(?![毒菌句])")
 # Words with a condition's head that name no condition: figures of speech and the
 # generic nouns of the field (疾病 is "illness" in general, not anyone's diagnosis).
@@ -160,16 +166,19 @@ _CUE_RE: Final = fast_compile(
     r"|消化|内分泌|康复|肿瘤|血液|感染|泌尿|整形|儿童保健)科"
     # Taking or being given medicine: 吃一次药, 涂了点药膏, 打了两针, 打胰岛素.
     r"|(?:吃|服|用|涂|抹|擦|滴|喷)(?:了|着|过)?(?:[一两三四五六七八九十几半]+[次片粒颗支瓶袋顿种]|点|些)?"
-    r"(?:中|西|消炎|退烧|止痛|止咳|感冒|过敏|抗生素|头孢|降压|眼)?(?:药|药膏|药水|药片)"
+    r"(?:中|西|消炎|退烧|止痛|止咳|感冒|过敏|抗生素|头孢|降压|眼|[\u4e00-\u9fff]{1,3}的)?"
+    r"(?:药|药膏|药水|药片)(?![物品店房师学材])"
     r"|打(?:了|过)?[一两三几]?针|打胰岛素|打吊瓶"
     # Vomiting said of someone (not 吐了口气, 吐槽), a tooth pulled or filled.
     r"|(?:又|昨晚|晚上|早上|半夜|一直|老是|还)吐了(?!口|槽|出|舌|个)|吐了(?:好几次|一晚上|[一两三几]次)"
     r"|(?:拔|补)了?[一两三几0-9]?颗?牙"
     r"|[\u4e00-\u9fff]{1,3}科说是|(?:医院|医生|大夫)说是|(?:吊|挂|输)了?[^,。!?;]{0,4}?[水液]"
     r"|长了个?(?:东西|瘤子|包块|肿块|疙瘩)|(?:在|去|要)做(?:个|一系列|各种)?检查|做了(?:个|一系列|各种)?检查"
-    r"|(?:老|总|经常|又)出血|切除|摘除|(?:头|肚子|胃|牙|腿|腰|嗓子|喉咙|眼睛|耳朵|胸口|脚|脸|手|膝盖|手腕|脚踝|嘴|牙龈|鼻子|背|脖子"
+    r"|(?:老|总|经常|又)出血|切除|摘除|(?:摔|跌|撞|磕|碰)(?:断|骨折|裂|伤)|打着?石膏|拄着?拐"
+    r"|缝了?(?:[一两三四五六七八九十几0-9]+)?针|出了?车祸|(?:头|肚子|胃|牙|腿|腰|嗓子|喉咙|眼睛|耳朵|胸口|脚|脸|手|膝盖|手腕|脚踝|嘴|牙龈|鼻子|背|脖子"
     r"|肩膀)(?:很|特别|有点|一直|老是)?(?:疼|痛|肿"
-    r"|发炎|不舒服|出血)|晕倒|昏倒|(?:broke|broken|sprained) (?:his|her|my) (?:arm|leg|ankle|wrist)"
+    r"|发炎|不舒服|出血|崴了|扭了|扭伤|受伤|骨折)|晕倒|昏倒"
+    r"|(?:broke|broken|sprained) (?:his|her|my) (?:arm|leg|ankle|wrist)"
 )
 # Literary or emotional use: 表达了抑郁的情绪, 抒发焦虑之情.
 _LITERARY_BEFORE_RE: Final = fast_compile(
@@ -182,6 +191,8 @@ _LITERARY_AFTER_RE: Final = fast_compile(
 _TOPIC_BEFORE_RE: Final = fast_compile(
     r"关于|预防|防治|科普|讲解|讲述|介绍|了解|认识|什么是|如何|怎样|针对|应对|识别|主题|话题"
     r"|宣传|远离|避免|防范|有关|以\s*[\"'“‘《「]|讲讲|讨论|研究|探究|常见|讲了|讲的是|论文"
+    # a general claim of cause: 挑食容易导致营养不良
+    r"|(?:容易|会|可能|易)(?:导致|引起|造成|诱发)"
 )
 _TOPIC_AFTER_RE: Final = fast_compile(
     r"成因|原因(?!是)|症状|表现|预防|防治|知识|科普|危害|机制|原理|定义|分类|特点|讲座|主题|班会|宣传"
@@ -252,7 +263,7 @@ class HealthRecogniser:
         )
         out += [Candidate(m.start(), m.end(), "cue") for m in cues]
         if _ANY_LATIN_RE.search(text):
-            out += [Candidate(s, e, "term") for s, e in _latin_terms().spans(text)]
+            out += [Candidate(s, e, "term") for s, e in latin_terms().spans(text)]
         return out
 
     def validate(self, doc: Doc, candidate: Candidate) -> bool:

@@ -121,9 +121,10 @@ _ROLE_RE: Final = fast_compile(
     rf"(?:我|俺|咱)(?:们)?家(?:的)?(?:{_KIN})|(?:我|俺|咱)的?(?:{_KIN})"
     # A parent's "our family" is the child: 我家欣怡, 我们家的数学, 你家丫头, 俺家崽.
     r"|(?:我|俺|咱|你|您)(?:们)?家(?![里附楼门长乡人庭务具电网族境事])(?=的|[\u4e00-\u9fff])"
-    rf"|(?:这|那|该|此)(?:个|位|名)?[{_CJK}]{{0,4}}?"
+    # (no numeral, 些 or 们 inside: 这次有两个同学, 这些学生 are groups)
+    rf"|(?:这|那|该|此)(?:个|位|名)?(?:(?![一二两三四五六七八九十几些们每有是都])[{_CJK}]){{0,6}}?"
     r"(?:学生|同学|孩子|男生|女生|男孩|女孩|小朋友|转学生|插班生|新生|娃|丫头|小子)"
-    r"|该生|此生|儿子|女儿|闺女"
+    r"|该生|此生|儿子|女儿|闺女|丫头(?!们)"
     r"|(?<![A-Za-z])(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er) (?:son|daughter|kid|child|boy|girl)(?![A-Za-z])"
     r"|副?班长|[学体文劳宣纪]\S?委员|[\u4e00-\u9fff]{0,2}课代表|小?组长|团支书|同桌|室友|舍友"
     r"|转学生|插班生"
@@ -164,7 +165,7 @@ _FICTION_RE: Final = fast_compile(
     r"|传记|原文|这首诗|这篇文章|书中|书里|作品|角色|成语|典故"
 )
 _HYPOTHETICAL_RE: Final = fast_compile(
-    r"如果|假如|假设|万一|要是|若是|倘若|一旦|希望|争取|目标|力争|防止|避免|预防|以免"
+    r"如果|(?<![例比假譬正])如(?=孩子|学生|同学|有|出现|发现|遇|您的|你的)|假如|假设|万一|要是|若是|倘若|一旦|希望|争取|目标|力争|防止|避免|预防|以免"
     r"|会不会|能不能|是否|不想|不要|不会|免受|害怕|怕|担心"
     r"|(?<![A-Za-z])(?:if|whether)(?![A-Za-z])"
 )
@@ -178,6 +179,9 @@ _NONHUMAN_RE: Final = fast_compile(
 )
 _EXAM_ITEM_RE: Final = fast_compile(
     r"患者|病人|病例|病患|某人|某患者|某同学|某学生|某生|某位|[甲乙丙丁](?:同学|某|学生)"
+    r"|[甲乙丙丁]\s*[、,和与]\s*[甲乙丙丁]|已知"
+    # an item's question: 这属于哪种免疫, 下列说法正确的是
+    r"|属于哪|属于什么|下列|以下哪|正确的是|错误的是"
     r"|(?<![A-Za-z])(?:a patient|the patient|patients)(?![A-Za-z])"
 )
 # A request to write an item, or an item's label, before the people it names.
@@ -188,23 +192,31 @@ _AUTHORING_RE: Final = fast_compile(
 )
 GROUP_RE: Final = fast_compile(
     r"全班|全年级|全校|全体|大家|同学们|学生们|孩子们|各位|所有|每个|每位|每一位|有的|有些"
-    r"|部分|多数|少数|一些|这届|整体|平均|人数|及格率|优秀率|合格率|升学率|近视率|肥胖率|[0-9]+人"
+    # (部分 of people, not of a paper: 部分同学, but 听力部分)
+    r"|(?:大|一|小)?部分(?=同学|学生|孩子|人|家长|的)|大部分|一部分|多数|少数|一些|这届|整体|平均|人数|及格率|优秀率|合格率|升学率|近视率|肥胖率|[0-9]+人"
     r"|[一二三四五六七八九十几]+个?人|我们班|我班|本班|[0-9一二三四五六七八九十]+班(?![长主])"
     r"|班级(?![第前排倒])|接力队|篮球队|足球队|代表队|[一-龥]{0,2}队(?![长员])|小组|我们组|团体|我校"
     r"|(?<![A-Za-z])(?:class average|everyone|all students)(?![A-Za-z])"
+)
+# A class or a year before a superlative or a rank is where the person stands, not who the
+# statement is about: 她期末语文全班最高分, 他年级第五.
+_CLASS_SCOPE_RE: Final = fast_compile(r"全班|全年级|全校|班级|我们班|本班|我班")
+_RANKED_AFTER_RE: Final = fast_compile(
+    r"\s*(?:最|第|倒数|排名|排第|前\s*[0-9一二三四五六七八九十]|数一数二|唯一)"
 )
 # A bare 学生/孩子 that is a group or the object of the teacher's action is nobody in
 # particular: 每个学生, 大部分学生, 给学生出题, 让孩子复习.
 _GOVERNED_RE: Final = fast_compile(
     r"(?:给|为|让|帮|替|教|对|向|带|带领|要求|指导|辅导|请|叫|组织|安排|鼓励|提醒|通知|告诉|督促"
     r"|全体|所有|每个|每位|每一个|各位|多数|部分|很多|一些|有些|有的|哪些|适合|面向|针对|大部分"
-    r"|这届|我校|本校|全校|全班|初中|高中|小学|中学)的?$"
+    r"|这届|我校|本校|全校|全班|初中|高中|小学|中学|这些|那些|这批|那批|这几个|那几个)的?$"
 )
 # A rate or a count right after the trigger: 近视率, 不及格人数.
 _STATISTIC_AFTER_RE: Final = fast_compile(r"\s*(?:率|人数|比例|的人数|的比例|的学生人数)")
 # A relative clause addressed to a group: 有哮喘的同学…, 不及格的同学请…
 _RELATIVE_RE: Final = fast_compile(
-    r"的(?:同学|学生|孩子|人|小朋友|家长|老师|学员)(?!的|家长|名字|在|是[^的]{0,6}的)"
+    r"的(?:同学|学生|孩子|人|小朋友|家长|老师|学员|班级|班|学校|年级)"
+    r"(?!的|家长|名字|在|是[^的]{0,6}的|主任|长)"
 )
 
 
@@ -242,14 +254,22 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
         if word in _NOT_NAMES or word[0] in _NOT_NAME_FIRST:
             continue
         nxt, nxt_tag = tags[i + 1] if i + 1 < len(tags) else ("", "x")
-        if (tag in _SURNAME_TAGS and len(word) <= 2 and _given_name(nxt, nxt_tag)) or (
-            _doubled_given_name(tags, i)
-        ):
+        if (
+            tag in _SURNAME_TAGS
+            and len(word) <= 2
+            and word not in _DOUBLED_WORDS  # 谢谢 + 老师 is thanks, not a name
+            and _given_name(nxt, nxt_tag)
+        ) or (_doubled_given_name(tags, i)):
             # A surname the dictionary knows, then a given name it did not: 笪 + 浩然,
             # 闻人 + 越, 宁静 + 怡; or one character heading a clause before a doubled
             # given name, whatever their tags: 钱 + 多多, 毛 + 豆豆.
             refs.append(PersonRef(base + start, base + pos + len(nxt), "name", 0.85))
-        elif tag in _NAME_TAGS and len(word) >= 2:
+        elif (
+            tag in _NAME_TAGS
+            and len(word) >= 2
+            and not _time_tail(word)
+            and word not in _DOUBLED_WORDS  # 宝宝, 娃娃: the weak references below
+        ):
             # A dictionary name (鲁迅, 林黛玉) is a public figure or a character unless
             # the sentence places it in school life; private names are rarely entries.
             public = (
@@ -257,6 +277,11 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
                 and not word.endswith(("老师", "同学"))
                 and not _NICK_RE.fullmatch(word)  # 娜娜, 豆豆: a pet name, not a figure
             )
+            if public and nxt_tag in _NAME_TAGS and len(nxt) == 1 and "\u4e00" <= nxt <= "\u9fff":
+                # The dictionary name goes on with one more name character (欧阳明 + 轩):
+                # the whole is no dictionary word, a private name.
+                refs.append(PersonRef(base + start, base + pos + 1, "name", 0.85))
+                continue
             if public and school_life is None:
                 school_life = _SCHOOL_LIFE_RE.search(sentence) is not None
             weight = (0.6 if school_life else 0.45) if public else 0.9
@@ -335,13 +360,22 @@ def _doubled_given_name(tags: tuple[tuple[str, str], ...], i: int) -> bool:
     return len(given) == 2 and given[0] == given[1] and given not in _DOUBLED_WORDS
 
 
+def _time_tail(word: str) -> bool:
+    """A token tagged a name whose tail is a time word (于 + 本周) is a preposition and a
+    time, not a name."""
+    tail = word[1:]
+    return len(tail) >= 2 and segment(tail) == ((tail, "t"),)
+
+
 def _given_name(word: str, tag: str) -> bool:
     """Whether a token can be the given name after a surname token."""
+    # (the segmenter tags some given names it cannot place "x", as it does punctuation:
+    # 司马 + 晓彤)
     return (
         1 <= len(word) <= 2
         and word.isalpha()
-        and "\u4e00" <= word[0] <= "\u9fff"
-        and tag not in _FUNCTION_TAGS
+        and all("\u4e00" <= ch <= "\u9fff" for ch in word)
+        and (tag not in _FUNCTION_TAGS or (tag == "x" and len(word) == 2))
         and tag not in ("t", "s", "eng")
     )
 
@@ -352,6 +386,75 @@ _LEAD_RE: Final = fast_compile(
     r"(?:这次|上次|本次|这回|上回|这学期|上学期|本学期|今天|昨天|最近|期中|期末|月考|周测|周考|模拟考"
     r"|[一二三]模|考试|测验|听写|默写)+"
 )
+
+
+# What follows a clause's subject: a time word, a subject of school, an adverb, a verb of
+# what happened (周一鸣这次…, 纪子昂上周…, 甘露露有…, 戚雨桐化学…).
+_SUBJECT_NEXT_RE: Final = fast_compile(
+    r"这次|这回|上次|本次|这学期|上学期|本学期|期中|期末|月考|周测|最近|昨天|昨晚|今天|前天|上周"
+    r"|上个月|去年|从小|一直|又|也|还|总|老是|经常|的|有|对|在|被|因为|得了|考|拿|说|请|住院|发烧"
+    r"|摔|做了|确诊|患|查出|语文|数学|英语|物理|化学|生物|历史|地理|政治|体育"
+)
+# Characters no given name holds in our texts: grammar, not names (马上就, 周一到, 白天在).
+_NOT_IN_GIVEN: Final = frozenset(
+    "的了是在有和与跟对给把被让向到从着过都也就还又再才要会能可去来上下里中这那"
+)
+# (not "ns": a place, 黄冈 + 密卷, heads a clause as often as a name does)
+_COMPOUND_SURNAME_TAGS: Final = frozenset({"n", "nr", "nz"})
+_ROLE_ENDINGS: Final = ("老师", "同学", "校长", "主任", "家长", "阿姨", "叔叔", "妈妈", "爸爸")
+
+
+def _surname_start(chunk: str) -> int:
+    """How many characters of ``chunk`` the segmenter's dictionary tags as a surname when
+    they stand alone (周, 纪; a compound such as 司马, 诸葛), or 0."""
+    pair = chunk[:2]
+    if len(pair) == 2 and rjieba.has_word(pair) and segment(pair) == ((pair, "nr"),):
+        return 2
+    return 1 if segment(chunk[:1]) == ((chunk[:1], "nr"),) else 0
+
+
+def _clause_initial_names(sentence: str, tags: tuple[tuple[str, str], ...]) -> list[PersonRef]:
+    """A name the segmenter split into ordinary words (周一 + 鸣, 甘露 + 露, 纪子 + 昂): at
+    the head of a clause, two to four characters that start with a surname (by the
+    dictionary's tag of that character alone), form no dictionary word and are followed
+    by what follows a subject (这次, 上周, 有, 数学 …), even when the segmenter glued the
+    last character to it (鸣 + 有)."""
+    offsets = list(accumulate((len(word) for word, _ in tags), initial=0))
+    heads = [0] + [offsets[i + 1] for i, (_, tag) in enumerate(tags) if tag == "x"]
+    refs: list[PersonRef] = []
+    for head in heads:
+        chunk = sentence[head : head + 4]
+        if len(chunk) < 2 or not all("\u4e00" <= ch <= "\u9fff" for ch in chunk[:2]):
+            continue
+        surname = _surname_start(chunk)
+        lengths: tuple[int, ...] = (3, 2, 4)
+        if not surname:
+            # A compound surname the dictionary holds as some other noun (上官 n) before
+            # a given name that is no dictionary word (雨辰, 婉清).
+            pair = chunk[:2]
+            if not (
+                len(chunk) == 4
+                and rjieba.has_word(pair)
+                and segment(pair)[0][1] in _COMPOUND_SURNAME_TAGS
+                and not rjieba.has_word(chunk[2:])
+            ):
+                continue
+            surname, lengths = 2, (4,)
+        for length in lengths:
+            name = chunk[:length]
+            end = head + length
+            if (
+                len(name) == length
+                and length - surname in (1, 2)
+                and all("\u4e00" <= ch <= "\u9fff" for ch in name)
+                and not any(ch in _NOT_IN_GIVEN for ch in name[surname:])
+                and not name.endswith(_ROLE_ENDINGS)
+                and not rjieba.has_word(name)
+                and _SUBJECT_NEXT_RE.match(sentence, end)
+            ):
+                refs.append(PersonRef(head, end, "name", 0.75))
+                break
+    return refs
 
 
 def _resegmented_names(sentence: str, base: int) -> list[PersonRef]:
@@ -406,6 +509,12 @@ def _sentence_persons(sentence: str) -> tuple[PersonRef, ...]:
     refs = _segmenter_names(sentence, 0)
     known = {(r.start, r.end) for r in refs}
     refs += [r for r in _resegmented_names(sentence, 0) if (r.start, r.end) not in known]
+    covered = [(r.start, r.end) for r in refs]
+    refs += [
+        r
+        for r in _clause_initial_names(sentence, segment(sentence))
+        if not any(a < r.end and r.start < b for a, b in covered)
+    ]
     if _ANY_RULE_REF_RE.search(sentence) is None:
         # None of the rules below can match (most sentences): one scan instead of eight.
         return tuple(sorted(refs, key=lambda r: (r.start, -r.weight)))
@@ -471,7 +580,10 @@ def subject_of(doc: Doc, start: int, end: int, *, self_counts: bool) -> Subject:
             # a weak one: <Lisa>: 为什么奶奶会生病 is about 奶奶.
             person = nearest
     elif after:
-        person = after[0]
+        # (after the trigger only an identifiable reference is its subject: a weak word
+        # there is usually part of something else, 领取暖宝宝)
+        strong_after = [r for r in after if r.weight > 0.6]
+        person = strong_after[0] if strong_after else None
     # A relative clause to a group (有哮喘的同学请…) unless someone is pointed at in it.
     rel = _RELATIVE_RE.search(text, end, c_hi)
     pointed_at = person is not None and person.kind in ("role", "seat") and person.start >= c_lo
@@ -497,7 +609,14 @@ def subject_of(doc: Doc, start: int, end: int, *, self_counts: bool) -> Subject:
     # A group between the person and the trigger is what the statement is about:
     # 他们班平均分…, 李华所在的接力队第二名.
     gap = (person.end, start) if person.end <= start else (end, person.start)
-    group = GROUP_RE.search(text, *gap)
+    group = next(
+        (
+            g
+            for g in GROUP_RE.finditer(text, *gap)
+            if not (_CLASS_SCOPE_RE.fullmatch(g.group()) and _RANKED_AFTER_RE.match(text, g.end()))
+        ),
+        None,
+    )
     if group:
         return Subject(person, f"a group or class ({group.group()})")
     if person.kind == "weak" and (

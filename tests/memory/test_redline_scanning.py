@@ -9,14 +9,16 @@ check that on strings generated from the patterns themselves.
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.redline import grades, health, persons
-from memory.redline.base import LatinWords, en, fast_compile
+from memory.redline import Hit, engine, grades, health, persons, scan
+from memory.redline.base import Doc, LatinWords, en, fast_compile
 from memory.textview import text_view
 
 _GENERATED = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -44,7 +46,7 @@ def test_only_the_letter_grade_scans_the_whole_text() -> None:
 
 
 def test_every_health_cue_holds_one_of_its_anchors() -> None:
-    literals = [lit.lower() for lits in health._CUE_ANCHORS_TABLE.values() for lit in lits]
+    literals = [lit.lower() for lits in health.CUE_ANCHORS_TABLE.values() for lit in lits]
 
     @_GENERATED
     @given(text=st.from_regex(health._CUE_RE))
@@ -131,6 +133,60 @@ def test_every_letter_grade_opens_its_gate() -> None:
     def check(text: str) -> None:
         view = text_view(text).text
         for match in pattern.finditer(view):
-            assert grades._LETTER_GATE_RE.search(view, match.start(), len(view)), match.group()
+            assert grades.LETTER_GATE_RE.search(view, match.start(), len(view)), match.group()
 
     check()
+
+
+# --------------------------------------------------------------------------------------
+# Grades and health are decided sentence by sentence (memory.redline.engine)
+# --------------------------------------------------------------------------------------
+
+_DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
+
+
+def _dev_texts() -> list[str]:
+    rows = [
+        json.loads(line)
+        for name in ("redline_dev.jsonl", "redline_handwritten.jsonl")
+        for line in (_DATA / name).open(encoding="utf-8")
+    ]
+    return [r["text"] for r in rows if r["split"] in ("dev", "check")]
+
+
+def _every_sentence(doc: Doc) -> list[tuple[int, int]]:
+    starts, ends = doc.sentence_delims()
+    bounds = [0, *ends], [*starts, len(doc.text)]
+    return [(lo, hi) for lo, hi in zip(*bounds, strict=True) if hi > lo]
+
+
+def test_the_sentence_gate_and_the_sentence_cache_change_no_finding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Sentences scanned alone first (so the cache holds them from one-sentence batches),
+    # then texts of seven rows each: every finding must be what a cold scan of every
+    # sentence, gate off, finds.
+    texts = _dev_texts()
+    joined = ["\n".join(texts[i : i + 7]) for i in range(0, len(texts), 7)]
+    for text in texts:
+        scan(text)
+    warm = [scan(text) for text in joined]
+    monkeypatch.setattr(engine, "_triggered", _every_sentence)
+    cold = []
+    for text in joined:
+        engine._SENTENCE_CACHE.clear()
+        cold.append(scan(text))
+    assert warm == cold
+    assert sum(map(len, cold)) > 500  # the texts do hold grades and health
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["李华数学考了58分。", "他有哮喘\n王芳期中不及格", "等级A。他的成绩是B", "张三住院了;李四"],
+)
+def test_a_sentence_finds_the_same_whatever_its_neighbours(text: str) -> None:
+    alone = scan(text)
+    for before in ("", "全班平均分80分。", "有哮喘的同学请告诉老师\n"):
+        shift = len(before)
+        got = [Hit(h.category, h.start - shift, h.end - shift) for h in scan(before + text)]
+        assert [h for h in got if h.start >= 0] == alone

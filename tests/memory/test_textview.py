@@ -244,3 +244,32 @@ def test_the_sanitizer_sees_text_through_this_view(text: str) -> None:
     assert len(plain.text) == len(ours.text)
     for a, b in zip(plain.text, ours.text, strict=True):
         assert a == b or (b.isascii() and b.isalpha())
+
+
+# Few distinct characters to fold, some of them with views longer than one character.
+_FEW = "李华，。…﹏㈠ｶカ\u200bＡa\u2014"
+
+
+@_FAST
+@given(
+    text=_texts | st.lists(st.sampled_from(list(_FEW)), max_size=40).map("".join),
+    fold_case=st.booleans(),
+    confusables=st.booleans(),
+)
+def test_the_replace_fast_path_builds_the_same_view(
+    text: str, fold_case: bool, confusables: bool
+) -> None:
+    # With few distinct characters to fold, the view is built by str.replace; the same
+    # text through the per-run path (fast path off) gives the same view and the same map.
+    fast = text_view(text, fold_case=fold_case, confusables=confusables)
+    limit = textview._FAST_DISTINCT
+    setattr(textview, "_FAST_DISTINCT", -1)  # noqa: B010 - a Final of the module
+    try:
+        slow = text_view(text, fold_case=fold_case, confusables=confusables)
+    finally:
+        setattr(textview, "_FAST_DISTINCT", limit)  # noqa: B010
+    assert fast.text == slow.text
+    assert [fast.offset(i) for i in range(len(fast.text) + 1)] == [
+        slow.offset(i) for i in range(len(slow.text) + 1)
+    ]
+    assert fast.span(0, len(fast.text)) == slow.span(0, len(slow.text))
