@@ -186,11 +186,12 @@ def terms(text: str) -> list[str]:
 # are capitalised too but name nobody in particular.
 _CAPITALISED = re.compile(r"(?<![\w'’])[A-Z][a-z]+(?![\w'’])")
 _SENTENCE_OPENERS = frozenset(".!?…:;\"“”'‘’([")
-_NOT_NAMES = frozenset(
+_NOT_NAME_WORDS = (
     "january february march april may june july august september october november "
     "december monday tuesday wednesday thursday friday saturday sunday mom dad mum mother "
-    "father mommy daddy grandma grandpa granny mr mrs ms dr miss sir madam".split()
+    "father mommy daddy grandma grandpa granny mr mrs ms dr miss sir madam"
 )
+_NOT_NAMES = frozenset(_NOT_NAME_WORDS.split())
 
 
 def name_terms(text: str) -> frozenset[str]:
