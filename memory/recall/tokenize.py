@@ -181,10 +181,10 @@ def terms(text: str) -> list[str]:
     return [term for term, _ in weighted_terms(text)]
 
 
-# A capitalised word ("Omar", "Lisbon") that does not open a sentence: in English text a
-# proper name. Calendar words and kinship terms used as names ("on May 2nd", "Mom said")
+# A capitalised word ("Omar", "Lisbon", "Omar's") that does not open a sentence: in English
+# text a proper name ("Don't" is none). Calendar words and kinship terms used as names ("on May 2nd", "Mom said")
 # are capitalised too but name nobody in particular.
-_CAPITALISED = re.compile(r"(?<![\w'’])[A-Z][a-z]+(?![\w'’])")
+_CAPITALISED = re.compile(r"(?<![\w'’])[A-Z][a-z]+(?=['’]s\b|(?![\w'’]))")
 _SENTENCE_OPENERS = frozenset(".!?…:;\"“”'‘’([")
 _NOT_NAME_WORDS = (
     "january february march april may june july august september october november "

@@ -503,6 +503,8 @@ def test_gate_limits_threshold_and_relative_floor() -> None:
         ("I asked Mom and Dad about Kofi", {"kofi"}),  # kinship words
         ("what did ｏｍａｒ and Ｏｍａｒ say", {"omar"}),  # full-width is folded
         ("I use NASA data and an AI", set()),  # all-capitals: not a name
+        ("What was Arjun's time, and Sofia’s?", {"arjun", "sofia"}),  # possessives
+        ("I said Don't and O'Brien nodded", set()),  # contractions, apostrophe names
         ("上次和小明说的那件事", set()),  # CJK text has no capitalisation
         ("", set()),
     ],
