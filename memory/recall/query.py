@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory.recall.tokenize import query_weights
+from memory.recall.tokenize import name_terms, query_weights
 
 __all__ = [
     "ASSISTANT_CHARS",
@@ -36,6 +36,7 @@ __all__ = [
     "TURN_DECAY",
     "USER_CHARS",
     "ConversationTurn",
+    "QueryTerms",
     "build_query",
     "entry_text",
 ]
@@ -61,6 +62,18 @@ ENTRY_INPUT_CHARS = 400
 ENTRY_OUTPUT_CHARS = 300
 
 
+class QueryTerms(dict[str, float]):
+    """Query term weights (``term -> weight``), with the terms of the names the message
+    mentions (:func:`memory.recall.tokenize.name_terms`): whether the memory searched
+    knows the person asked about is part of the gate's evidence."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, weights: dict[str, float], names: frozenset[str] = frozenset()) -> None:
+        super().__init__(weights)
+        self.names = names
+
+
 @dataclass(frozen=True, slots=True)
 class ConversationTurn:
     """One earlier turn of the thread: the user's text and the answer (None if failed)."""
@@ -74,8 +87,9 @@ def build_query(
     message: str,
     turns: Sequence[ConversationTurn] = (),
     summary: str = "",
-) -> dict[str, float]:
-    """Query term weights for ``message`` said after ``turns`` (oldest first)."""
+) -> QueryTerms:
+    """Query term weights for ``message`` said after ``turns`` (oldest first), with the
+    names the message mentions."""
     texts: list[str] = []
     weights: list[float] = []
     if summary.strip():
@@ -91,10 +105,11 @@ def build_query(
     texts.append(message[:MESSAGE_CHARS])
     weights.append(1.0)
     query = query_weights(texts, decay=1.0, turn_weights=weights)
+    names = name_terms(message[:MESSAGE_CHARS])
     if len(query) <= MAX_TERMS:
-        return query
+        return QueryTerms(query, names)
     strongest = sorted(query.items(), key=lambda item: (-item[1], item[0]))[:MAX_TERMS]
-    return dict(strongest)
+    return QueryTerms(dict(strongest), names)
 
 
 def entry_text(*, user_input: str, output: str) -> str:

@@ -51,6 +51,7 @@ __all__ = [
     "UNIGRAM_WEIGHT",
     "is_cjk_term",
     "is_cjk_unigram",
+    "name_terms",
     "query_weights",
     "stem",
     "terms",
@@ -178,6 +179,44 @@ def terms(text: str) -> list[str]:
     ['出份', '出', '份', 'python', '试卷', '试', '卷', '共', '3', '题']
     """
     return [term for term, _ in weighted_terms(text)]
+
+
+# A capitalised word ("Omar", "Lisbon", "Omar's") that does not open a sentence: in English
+# text a proper name ("Don't" is none). Calendar words and kinship terms used as names ("on May 2nd", "Mom said")
+# are capitalised too but name nobody in particular.
+_CAPITALISED = re.compile(r"(?<![\w'’])[A-Z][a-z]+(?=['’]s\b|(?![\w'’]))")
+_SENTENCE_OPENERS = frozenset(".!?…:;\"“”'‘’([")
+_NOT_NAME_WORDS = (
+    "january february march april may june july august september october november "
+    "december monday tuesday wednesday thursday friday saturday sunday mom dad mum mother "
+    "father mommy daddy grandma grandpa granny mr mrs ms dr miss sir madam"
+)
+_NOT_NAMES = frozenset(_NOT_NAME_WORDS.split())
+
+
+def name_terms(text: str) -> frozenset[str]:
+    """The terms of the proper names in ``text``: capitalised Latin words that do not
+    open a sentence (the first word of a text, or one after ``.!?:;`` or a quotation
+    mark, is skipped), calendar and kinship words excepted.
+
+    The recall gate asks whether a question about someone is asked of a memory that
+    knows them (:class:`memory.recall.gating.QueryEvidence`). CJK text has no such cue
+    and yields nothing.
+
+    >>> sorted(name_terms("What book was Omar reading in Lisbon on May 2nd?"))
+    ['lisbon', 'omar']
+    """
+    text = unicodedata.normalize("NFKC", text)  # full-width letters are names too
+    found: set[str] = set()
+    for match in _CAPITALISED.finditer(text):
+        before = text[: match.start()].rstrip()
+        if not before or before[-1] in _SENTENCE_OPENERS:
+            continue
+        word = match.group().lower()
+        if word in _NOT_NAMES or word in STOP_TERMS:
+            continue
+        found.add(stem(word))
+    return frozenset(found)
 
 
 def query_weights(

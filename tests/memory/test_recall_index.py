@@ -28,6 +28,7 @@ from memory.recall.query import ConversationTurn, build_query
 from memory.recall.tokenize import (
     CROSS_WEIGHT,
     is_cjk_unigram,
+    name_terms,
     query_weights,
     stem,
     terms,
@@ -460,6 +461,8 @@ EVIDENCE = st.builds(
         background=st.floats(0.0, 1e3),
         spread=st.floats(0.0, 1e3),
         cjk_weight=st.floats(0.0, 200.0),
+        names_seen=st.booleans(),
+        names_unseen=st.booleans(),
     ),
 )
 
@@ -486,3 +489,64 @@ def test_gate_limits_threshold_and_relative_floor() -> None:
     uneven = [_Scored(1, 0.95, 10.0), _Scored(2, 0.95, 7.0), _Scored(3, 0.95, 6.9)]
     assert [h.doc_id for h in gate(uneven)] == [1, 2]  # 6.9 < 0.7 x 10
     assert [h.doc_id for h in gate(uneven, relative=0.0)] == [1, 2, 3]
+
+
+# --------------------------------------------------------------------------- names
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("What book was Omar reading?", {"omar"}),
+        ("Omar went to Lisbon.", {"lisbon"}),  # a sentence's first word is no cue
+        ("We met. Omar said hi to Priya", {"priya"}),
+        ('She said "Maybe" and left with Ines', {"ine"}),  # the stem, as in terms()
+        ("What did I do on May 2nd and last Friday?", set()),  # calendar words
+        ("I asked Mom and Dad about Kofi", {"kofi"}),  # kinship words
+        ("what did ｏｍａｒ and Ｏｍａｒ say", {"omar"}),  # full-width is folded
+        ("I use NASA data and an AI", set()),  # all-capitals: not a name
+        ("What was Arjun's time, and Sofia’s?", {"arjun", "sofia"}),  # possessives
+        ("I said Don't and O'Brien nodded", set()),  # contractions, apostrophe names
+        ("上次和小明说的那件事", set()),  # CJK text has no capitalisation
+        ("", set()),
+    ],
+)
+def test_name_terms_table(text: str, expected: set[str]) -> None:
+    assert name_terms(text) == expected
+    assert expected <= set(terms(text))  # each is a term the index can know
+
+
+def test_build_query_carries_the_message_names_only() -> None:
+    query = build_query(
+        message="Which city did Omar fly to?",
+        turns=[ConversationTurn("I talked with Priya yesterday", "Nice, how is Priya?")],
+    )
+    assert query.names == {"omar"} and "omar" in query
+    assert "priya" in query  # the turns still weigh in the ranking
+
+
+def _pair_memory(name: str, friend: str) -> RecallIndex:
+    texts = [
+        f"{name}: I'm reading a novel about trees right now. → {friend}: Is it worth reading?",
+        f"{friend}: I spent the evening reading on the couch. → {name}: Haha, same.",
+        f"{name}: How was your week? → {friend}: Busy, work was long.",
+        f"{friend}: We cooked pasta for dinner. → {name}: Sounds good.",
+        f"{name}: The weather is awful today. → {friend}: Stay dry!",
+        f"{friend}: I signed up for a pottery class. → {name}: How brave!",
+    ]
+    return RecallIndex.from_documents((i, terms(text)) for i, text in enumerate(texts, 1))
+
+
+def test_a_question_naming_someone_the_memory_never_mentions_scores_lower() -> None:
+    own, other = _pair_memory("Omar", "Bruno"), _pair_memory("Leila", "Hana")
+    query = build_query(message="What novel was Omar reading?")
+    mine, theirs = own.search(query, k=3)[0], other.search(query, k=3)[0]
+    assert mine.doc_id == 1
+    assert mine.evidence.query.names_seen and not mine.evidence.query.names_unseen
+    assert theirs.evidence.query.names_unseen and not theirs.evidence.query.names_seen
+    plain = dict(query)  # the same weights without the names: no name evidence
+    assert mine.score > own.search(plain, k=3)[0].score
+    assert theirs.score < other.search(plain, k=3)[0].score
+    assert mine.score > theirs.score
+    # A question that names nobody scores exactly as the weights alone do.
+    unnamed = build_query(message="what novel was he reading?")
+    assert unnamed.names == frozenset()
+    assert own.search(unnamed, k=1)[0].score == own.search(dict(unnamed), k=1)[0].score
