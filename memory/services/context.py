@@ -19,7 +19,6 @@ from memory import boundary
 from memory.ledger import Ledger
 from memory.models import RedlineAudit, Thread
 from memory.recall import ConversationTurn
-from memory.redline import redact
 from memory.render import EMPTY, Rendered, Turn, render_thread
 from memory.sanitizer import sanitize_history
 from memory.scope import Scope
@@ -27,6 +26,7 @@ from memory.services.audit import redline_audit_record
 from memory.services.core import core_render
 from memory.services.kb import kb_render
 from memory.services.recall import RecallQuery, recall_render
+from memory.stored import redacted
 
 # Framing of the messages themselves (role tags, separators) that the ledger reserves.
 _FRAMING_RESERVE = 64
@@ -137,7 +137,7 @@ def context_assemble(
         turns = _thread_turns(thread=thread, before_run_id=run_id)
         # Summaries were filtered when saved; re-check at injection in case the rules
         # grew since (design v2 §4, two layers).
-        summary = redact(thread.rolling_summary)
+        summary = redacted(thread.rolling_summary)
         if summary.counts:
             redline_audit_record(
                 scope=scope,

@@ -54,6 +54,7 @@ from memory.scope import Scope
 from memory.services.audit import redline_audit_record
 from memory.services.index_cache import IndexCache, IndexState, Loaded
 from memory.services.threads import thread_of_scope
+from memory.stored import redacted
 
 # Tokens of one recalled excerpt in the [相关历史] section.
 EXCERPT_TOKENS = 150
@@ -373,7 +374,7 @@ def recall_render(
     items = []
     for hit in hits:
         # Filtered when written; re-checked here like every injected memory.
-        excerpt = " ".join(redact(hit.text).text.split())
+        excerpt = " ".join(redacted(hit.text).text.split())
         items.append(Item(id=hit.entry_id, text=f"{hit.created_at[:10]} {excerpt}"))
     rendered = render_list(
         header=boundary.RECALL_HEADER,
