@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 
 from agents.models import Run
 from agents.tokens import count_tokens, truncate_tokens
@@ -50,15 +51,27 @@ class AssembledContext:
 
 
 def _thread_turns(*, thread: Thread, before_run_id: int | None) -> list[Turn]:
-    """The last K finished runs of the thread, oldest first; running runs are skipped."""
-    runs = Run.objects.filter(thread_id=thread.pk).finished()
+    """The last K finished runs of the thread, oldest first; running runs are skipped.
+
+    Plain SQL (``Run.objects.filter(thread=...).finished()`` ordered by
+    ``-created_at, -pk``): it runs at every run start, and building the ORM query costs
+    more than running it.
+    """
+    table = Run._meta.db_table
+    params: list[object] = [thread.pk, Run.Status.COMPLETED, Run.Status.FAILED]
+    skip = ""
     if before_run_id is not None:
-        runs = runs.exclude(pk=before_run_id)
-    recent = list(
-        runs.order_by("-created_at", "-pk").values_list("pk", "status", "input", "output")[
-            : settings.THREAD_RECENT_TURNS
-        ]
-    )
+        skip = " AND id <> %s"
+        params.append(before_run_id)
+    params.append(settings.THREAD_RECENT_TURNS)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, status, input, output FROM {table} "
+            f"WHERE thread_id = %s AND status IN (%s, %s){skip} "
+            "ORDER BY created_at DESC, id DESC LIMIT %s",
+            params,
+        )
+        recent = cursor.fetchall()
     recent.reverse()
     return [
         Turn(

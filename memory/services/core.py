@@ -10,6 +10,7 @@ from collections import Counter
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -59,28 +60,44 @@ def core_render(*, scope: Scope, budget: int) -> Rendered:
         return EMPTY
     items: list[Item] = []
     blocked: Counter[str] = Counter()
-    last_used: dict[int, datetime | None] = {}
-    rows = facts_live_for_scope(scope=scope).values_list("pk", "text", "last_used_at")
-    for fact_id, text, used_at in rows:
+    now = timezone.now()
+    due = now - timedelta(seconds=settings.CORE_LAST_USED_RESOLUTION)
+    stale: dict[int, bool] = {}
+    for fact_id, text, is_stale in _live_facts(scope=scope, due=due):
         hits = red_line_hits(text)
         if hits:
             blocked.update(hit.category.value for hit in hits)
             continue
         items.append(Item(id=fact_id, text=text))
-        last_used[fact_id] = used_at
+        stale[fact_id] = bool(is_stale)
     if blocked:
         redline_audit_record(scope=scope, source=RedlineAudit.Source.INJECTION, counts=blocked)
     rendered = render_list(
         header=boundary.CORE_HEADER, footer=boundary.CORE_FOOTER, items=items, budget=budget
     )
-    if rendered.ids:
-        now = timezone.now()
-        due = now - timedelta(seconds=settings.CORE_LAST_USED_RESOLUTION)
-        stale = [
-            fact_id
-            for fact_id in rendered.ids
-            if (used_at := last_used[fact_id]) is None or used_at <= due
-        ]
-        if stale:
-            CoreFact.objects.filter(pk__in=stale).update(last_used_at=now)
+    touch = [fact_id for fact_id in rendered.ids if stale[fact_id]]
+    if touch:
+        CoreFact.objects.filter(pk__in=touch).update(last_used_at=now)
     return rendered
+
+
+def _live_facts(*, scope: Scope, due: datetime) -> list[tuple[int, str, object]]:
+    """``facts_live_for_scope``'s (id, text, last used before ``due`` or never), newest
+    first. Plain SQL: it runs at every run start, and building the ORM query costs more
+    than running it."""
+    table = CoreFact._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, text, (last_used_at IS NULL OR last_used_at <= %s) FROM {table} "
+            "WHERE tenant_id = %s AND agent_id = %s AND owner_id = %s "
+            "AND (valid_until IS NULL OR valid_until >= %s) "
+            "ORDER BY confirmed_at DESC, id DESC",
+            [
+                connection.ops.adapt_datetimefield_value(due),
+                scope.tenant_id,
+                scope.agent_id,
+                scope.owner_id,
+                connection.ops.adapt_datefield_value(timezone.localdate()),
+            ],
+        )
+        return cursor.fetchall()

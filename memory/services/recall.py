@@ -29,9 +29,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
 from django.utils import timezone
@@ -54,6 +55,7 @@ from memory.scope import Scope
 from memory.services.audit import redline_audit_record
 from memory.services.index_cache import IndexCache, IndexState, Loaded
 from memory.services.threads import thread_of_scope
+from memory.sql import db_datetime
 from memory.stored import redacted
 
 # Tokens of one recalled excerpt in the [相关历史] section.
@@ -219,11 +221,17 @@ def recall_entries_delete(*, run_ids: Collection[int]) -> int:
 
 # -- the per-process index cache ----------------------------------------------------------
 def _state(scope: Scope) -> IndexState:
-    row = (
-        RecallScope.objects.filter(**scope.filter_kwargs())
-        .values_list("pk", "version", "entry_count", "max_entry_id", "epoch")
-        .first()
-    )
+    """The scope's version row, in one indexed read. Plain SQL: this read precedes every
+    search (the read path's included), and building the ORM query costs more than
+    running it."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, version, entry_count, max_entry_id, epoch "
+            f"FROM {RecallScope._meta.db_table} "
+            "WHERE tenant_id = %s AND agent_id = %s AND owner_id = %s",
+            [scope.tenant_id, scope.agent_id, scope.owner_id],
+        )
+        row = cursor.fetchone()
     return IndexState(*row) if row else IndexState()
 
 
@@ -333,29 +341,55 @@ def recall_search(
     # Looked up by run id alone (its unique index): filtering on the scope columns too
     # lets the planner pick the scope index and scan the whole scope. The scope is then
     # checked on the few rows returned.
-    wanted = scope.filter_kwargs()
-    rows = {
-        row["run_id"]: row
-        for row in RecallEntry.objects.filter(
-            run_id__in=[hit.doc_id for hit in hits], run__deleted_at__isnull=True
-        ).values(
-            "pk", "run_id", "thread_id", "text", "created_at", "tenant_id", "agent_id", "owner_id"
-        )
-        if all(dict(row)[key] == value for key, value in wanted.items())
-    }
+    rows = _entry_rows(scope, [hit.doc_id for hit in hits])
     return [
         RecallHit(
-            entry_id=rows[hit.doc_id]["pk"],
+            entry_id=rows[hit.doc_id].entry_id,
             run_id=hit.doc_id,
-            thread_id=rows[hit.doc_id]["thread_id"],
+            thread_id=rows[hit.doc_id].thread_id,
             score=float(hit.score),
             passes_gate=hit.doc_id in passing,
-            text=rows[hit.doc_id]["text"],
-            created_at=timezone.localtime(rows[hit.doc_id]["created_at"]).isoformat(),
+            text=rows[hit.doc_id].text,
+            created_at=timezone.localtime(rows[hit.doc_id].created_at).isoformat(),
         )
         for hit in hits
         if hit.doc_id in rows  # an entry (or its run) deleted since the index was read
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class _EntryRow:
+    entry_id: int
+    thread_id: str | None
+    text: str
+    created_at: datetime
+
+
+def _entry_rows(scope: Scope, run_ids: list[int]) -> dict[int, _EntryRow]:
+    """The entries of ``run_ids`` in ``scope`` whose run is not deleted, by run id.
+
+    Looked up by run id alone (its unique index): filtering on the scope columns too
+    lets the planner pick the scope index and scan the whole scope. The scope is then
+    checked on the few rows returned. Plain SQL for the reason given at :func:`_state`.
+    """
+    if not run_ids:
+        return {}
+    entry, run = RecallEntry._meta.db_table, Run._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT e.run_id, e.id, e.thread_id, e.text, e.created_at, e.tenant_id, "
+            f"e.agent_id, e.owner_id FROM {entry} e JOIN {run} r ON r.id = e.run_id "
+            f"WHERE e.run_id IN ({', '.join(['%s'] * len(run_ids))}) "
+            "AND r.deleted_at IS NULL",
+            run_ids,
+        )
+        found = cursor.fetchall()
+    wanted = (scope.tenant_id, scope.agent_id, scope.owner_id)
+    return {
+        run_id: _EntryRow(entry_id, thread_id, text, db_datetime(created_at))
+        for run_id, entry_id, thread_id, text, created_at, *owner in found
+        if tuple(owner) == wanted
+    }
 
 
 def recall_render(
