@@ -25,8 +25,9 @@ from memory.sanitizer import sanitize_history
 from memory.scope import Scope
 from memory.services.audit import redline_audit_record
 from memory.services.core import core_render
-from memory.services.kb import kb_render
-from memory.services.recall import RecallQuery, recall_render
+from memory.services.index_cache import IndexState
+from memory.services.kb import KBStates, kb_index_states_query, kb_render
+from memory.services.recall import RecallQuery, recall_render, recall_state_query
 from memory.stored import redacted
 
 # Framing of the messages themselves (role tags, separators) that the ledger reserves.
@@ -81,6 +82,29 @@ def _thread_turns(*, thread: Thread, before_run_id: int | None) -> list[Turn]:
         )
         for pk, status, run_input, output in recent
     ]
+
+
+def _index_states(scope: Scope) -> tuple[IndexState, KBStates]:
+    """The version rows of the scope's recall index and of its two knowledge-base
+    indexes, in one read (one round trip instead of two on every run start)."""
+    recall_sql, recall_params = recall_state_query(scope)
+    kb_sql, kb_params = kb_index_states_query(scope)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 0, NULL, r.* FROM ({recall_sql}) r "
+            f"UNION ALL SELECT 1, k.owner_id, k.id, k.version, k.chunk_count, "
+            f"k.max_chunk_id, 0 FROM ({kb_sql}) k",
+            [*recall_params, *kb_params],
+        )
+        rows = cursor.fetchall()
+    recall = IndexState()
+    kb: KBStates = {None: IndexState(), scope.owner_id: IndexState()}
+    for source, owner, *state in rows:
+        if source == 0:
+            recall = IndexState(*state)
+        else:
+            kb[owner] = IndexState(*state[:4])
+    return recall, kb
 
 
 def _continue_block(source: ContinueSource, budget: int) -> Rendered:
@@ -166,7 +190,13 @@ def context_assemble(
         )
     ledger.charge("thread", thread_section.tokens)
 
-    kb = kb_render(scope=scope, query=user_input, budget=ledger.grant(settings.CONTEXT_CAP_KB))
+    recall_state, kb_states = _index_states(scope)
+    kb = kb_render(
+        scope=scope,
+        query=user_input,
+        budget=ledger.grant(settings.CONTEXT_CAP_KB),
+        states=kb_states,
+    )
     ledger.charge("kb", kb.tokens)
 
     recent_ids = tuple(t.run_id for t in turns)
@@ -184,6 +214,7 @@ def context_assemble(
         query=recall_query,
         exclude_run_ids=exclude,
         budget=ledger.grant(settings.CONTEXT_CAP_RECALL),
+        state=recall_state,
     )
     ledger.charge("recall", recall.tokens)
 

@@ -220,17 +220,27 @@ def recall_entries_delete(*, run_ids: Collection[int]) -> int:
 
 
 # -- the per-process index cache ----------------------------------------------------------
+def recall_state_query(scope: Scope) -> tuple[str, list[int]]:
+    """The SQL (and its parameters) of the scope's version row, for a caller that reads
+    it together with other version rows (the read path).
+
+    Columns: id, version, entry_count, max_entry_id, epoch (:class:`IndexState`).
+    """
+    return (
+        "SELECT id, version, entry_count, max_entry_id, epoch "
+        f"FROM {RecallScope._meta.db_table} "
+        "WHERE tenant_id = %s AND agent_id = %s AND owner_id = %s",
+        [scope.tenant_id, scope.agent_id, scope.owner_id],
+    )
+
+
 def _state(scope: Scope) -> IndexState:
     """The scope's version row, in one indexed read. Plain SQL: this read precedes every
     search (the read path's included), and building the ORM query costs more than
     running it."""
+    sql, params = recall_state_query(scope)
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT id, version, entry_count, max_entry_id, epoch "
-            f"FROM {RecallScope._meta.db_table} "
-            "WHERE tenant_id = %s AND agent_id = %s AND owner_id = %s",
-            [scope.tenant_id, scope.agent_id, scope.owner_id],
-        )
+        cursor.execute(sql, params)
         row = cursor.fetchone()
     return IndexState(*row) if row else IndexState()
 
@@ -322,12 +332,16 @@ def recall_search(
     query: RecallQuery,
     exclude_run_ids: set[int] | frozenset[int] = frozenset(),
     k: int = SEARCH_K,
+    state: IndexState | None = None,
 ) -> list[RecallHit]:
-    """The scope's best entries for ``query``, with the gate's scores and verdicts."""
+    """The scope's best entries for ``query``, with the gate's scores and verdicts.
+
+    ``state``: the scope's version row if the caller has just read it; else it is read
+    here."""
     weights = query.weights()
     if not weights:
         return []
-    cached = _INDEXES.get(scope)
+    cached = _INDEXES.get(scope, state=state)
     with cached.lock:
         if not len(cached.index):
             return []
@@ -393,14 +407,21 @@ def _entry_rows(scope: Scope, run_ids: list[int]) -> dict[int, _EntryRow]:
 
 
 def recall_render(
-    *, scope: Scope, query: RecallQuery, exclude_run_ids: set[int], budget: int
+    *,
+    scope: Scope,
+    query: RecallQuery,
+    exclude_run_ids: set[int],
+    budget: int,
+    state: IndexState | None = None,
 ) -> tuple[Rendered, list[RecallHit]]:
     """The ``[相关历史]`` section: gated hits, dated excerpts, inside a boundary."""
     if budget <= 0:
         return EMPTY, []
     hits = [
         hit
-        for hit in recall_search(scope=scope, query=query, exclude_run_ids=exclude_run_ids)
+        for hit in recall_search(
+            scope=scope, query=query, exclude_run_ids=exclude_run_ids, state=state
+        )
         if hit.passes_gate
     ]
     if not hits:
