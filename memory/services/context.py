@@ -59,7 +59,7 @@ def _thread_turns(*, thread: Thread, before_run_id: int | None) -> list[Turn]:
     more than running it.
     """
     table = Run._meta.db_table
-    params: list[str | int] = [thread.pk, Run.Status.COMPLETED, Run.Status.FAILED]
+    params: list[str | int] = [thread.pk, Run.Status.COMPLETED.value, Run.Status.FAILED.value]
     skip = ""
     if before_run_id is not None:
         skip = " AND id <> %s"
