@@ -38,11 +38,26 @@ def encoding() -> tiktoken.Encoding:
     return _encoding(_encoding_name())
 
 
+# Texts up to this many characters have their count memoised (per process, by encoding
+# and text): the read path counts the same stored texts (facts, turns, section headers)
+# on every run, and encoding is most of a section's cost.
+_MEMO_CHARS = 4000
+_MEMO_TEXTS = 4096
+
+
+@functools.lru_cache(maxsize=_MEMO_TEXTS)
+def _count_memo(name: str, text: str) -> int:
+    return len(_encoding(name).encode(text, disallowed_special=()))
+
+
 def count_tokens(text: str) -> int:
     """Number of tokens ``text`` encodes to; special-token text counts as plain text."""
     if not text:
         return 0
-    return len(encoding().encode(text, disallowed_special=()))
+    name = _encoding_name()
+    if len(text) <= _MEMO_CHARS:
+        return _count_memo(name, text)
+    return len(_encoding(name).encode(text, disallowed_special=()))
 
 
 def truncate_tokens(text: str, max_tokens: int, *, keep: str = "head") -> str:

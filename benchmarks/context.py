@@ -175,12 +175,12 @@ def main() -> None:
     )
 
     # Where the time goes: each section's own service, CPU time of this process.
-    from memory.redline import redact
     from memory.render import render_thread
     from memory.services.context import _thread_turns
     from memory.services.core import core_render
     from memory.services.kb import kb_render
     from memory.services.recall import RecallQuery, recall_render, recent_turns
+    from memory.stored import redacted
 
     turns = tuple(turn for _, turn in recent_turns(thread_id=thread.pk))
     queries = [
@@ -189,7 +189,7 @@ def main() -> None:
 
     def thread_section(_: int) -> None:
         render_thread(
-            summary=redact(thread.rolling_summary).text,
+            summary=redacted(thread.rolling_summary).text,
             turns=_thread_turns(thread=thread, before_run_id=None),
             budget=2000,
             summary_cap=600,
@@ -214,6 +214,7 @@ def main() -> None:
         s50, s95 = _setup.percentiles(spent)
         parts.append(f"{name} p50={s50:.2f} p95={s95:.2f}")
     print(f"  CPU by section (ms): {'; '.join(parts)}")
+    print(f"  load: {_setup.uptime()}")
 
 
 if __name__ == "__main__":

@@ -267,6 +267,10 @@ MEMORY_REDLINE_JUDGE = env_bool("MEMORY_REDLINE_JUDGE", True)
 
 # --- Core memory and recall ---------------------------------------------------------------
 CORE_FACTS_MAX = env_int("CORE_FACTS_MAX", 30, minimum=1)
+# An injected fact's "last used" time is written when it is older than this (seconds):
+# the panel and the LRU eviction see it to this precision, and a run start does not write
+# to the database each time (0: every injection writes).
+CORE_LAST_USED_RESOLUTION = env_int("CORE_LAST_USED_RESOLUTION", 300, minimum=0)
 # The recall gate's threshold on its relevance score in [0, 1]: a past run is injected when
 # the estimate that it is a relevant memory of the teacher's own (rather than the best
 # match in a memory with nothing on the question) is at least this. Higher: fewer false

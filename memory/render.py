@@ -7,6 +7,7 @@ exceeds the budget it was granted, header and footer included.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -202,15 +203,29 @@ class Line:
     cut: bool = False
 
 
-def list_line(item: Item, *, item_cap: int | None = None) -> Line:
-    """One item as a list section shows it (its text sanitised, cut to ``item_cap``)."""
-    body = sanitize_history(item.text).strip()
+def _line(text: str, item_cap: int | None) -> tuple[str, int, bool]:
+    body = sanitize_history(text).strip()
     cut = False
     if item_cap is not None and count_tokens(body) > item_cap:
         body = truncate_tokens(body, item_cap - 1) + ELLIPSIS
         cut = True
     line = f"- {body}"
-    return Line(id=item.id, text=line, tokens=count_tokens("\n" + line), cut=cut)
+    return line, count_tokens("\n" + line), cut
+
+
+# The same stored texts (facts, recalled entries) become the same lines on every run:
+# memoised per process, by text and cap (the result depends on nothing else).
+_MEMO_LINE_CHARS = 4000
+_line_memo = functools.lru_cache(maxsize=4096)(_line)
+
+
+def list_line(item: Item, *, item_cap: int | None = None) -> Line:
+    """One item as a list section shows it (its text sanitised, cut to ``item_cap``)."""
+    if len(item.text) <= _MEMO_LINE_CHARS:
+        text, tokens, cut = _line_memo(item.text, item_cap)
+    else:
+        text, tokens, cut = _line(item.text, item_cap)
+    return Line(id=item.id, text=text, tokens=tokens, cut=cut)
 
 
 def render_lines(*, header: str, footer: str, lines: Iterable[Line], budget: int) -> Rendered:

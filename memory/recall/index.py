@@ -95,6 +95,8 @@ _RETRY_SHRINK = 0.75
 # _HEAD_FACTOR times as many), and look a term's postings up by binary search when the
 # list is more than _SEARCH_RATIO times longer than the candidates.
 _HEAD = 64
+# Postings whose saturation ratios an index keeps between searches (12 bytes each).
+_RATIO_POSTINGS = 1 << 18
 _HEAD_FACTOR = 4
 _SEARCH_RATIO = 8
 
@@ -196,6 +198,10 @@ class RecallIndex:
         self._total_len = 0.0
         self._n_postings = 0  # distinct (entry, term) pairs over live entries
         self._norm_cache: tuple[float, int, FloatArray] | None = None
+        # Saturation ratios of the postings searched densely, by term (see _ratios).
+        self._ratio_norms: FloatArray | None = None
+        self._ratio_cache: dict[int, list[tuple[IntArray, npt.NDArray[np.intp], FloatArray]]] = {}
+        self._ratio_postings = 0
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -609,12 +615,40 @@ class RecallIndex:
                             k,
                         )
             mass = np.float32(masses[i] * k1p1)
-            for slots, tfs in segments:
+            for slots, wide, ratios in self._ratios(tid, segments, norms):
                 if pool is None and sum(map(len, pool_parts)) < _POOL_LIMIT:
                     pool_parts.append(slots)
-                wide = slots.astype(np.intp)
-                np.add.at(scores, wide, _saturation(tfs, np.take(norms, wide), mass))
+                np.add.at(scores, wide, ratios * mass)
         return None, scores
+
+    def _ratios(
+        self, tid: int, segments: list[tuple[IntArray, TfArray]], norms: FloatArray
+    ) -> list[tuple[IntArray, npt.NDArray[np.intp], FloatArray]]:
+        """A term's postings with their BM25 saturation ``tf / (tf + norm)`` (float32, the
+        same values :func:`_saturation` computes before scaling by the mass), memoised per
+        term while the length normalisers stay the same (any change to the index makes
+        :meth:`_norms` return a new array). At most :data:`_RATIO_POSTINGS` postings are
+        kept, the terms of the first queries first.
+        """
+        if self._ratio_norms is not norms:
+            self._ratio_norms = norms
+            self._ratio_cache = {}
+            self._ratio_postings = 0
+        cached = self._ratio_cache.get(tid)
+        if cached is not None:
+            return cached
+        out = []
+        for slots, tfs in segments:
+            wide = slots.astype(np.intp)
+            ratios = np.take(norms, wide)
+            ratios += tfs
+            np.divide(tfs, ratios, out=ratios)
+            out.append((slots, wide, ratios))
+        size = sum(len(slots) for slots, _ in segments)
+        if self._ratio_postings + size <= _RATIO_POSTINGS:
+            self._ratio_cache[tid] = out
+            self._ratio_postings += size
+        return out
 
     def _finish(
         self,

@@ -42,6 +42,8 @@ from functools import lru_cache
 import rjieba
 import Stemmer
 
+from memory.memo import TextMemo
+
 __all__ = [
     "CROSS_WEIGHT",
     "QUERY_DECAY",
@@ -181,9 +183,27 @@ def terms(text: str) -> list[str]:
     return [term for term, _ in weighted_terms(text)]
 
 
+def _group(text: str) -> tuple[tuple[str, int, float], ...]:
+    """``text``'s terms in order of first occurrence: (term, occurrences, largest weight)."""
+    grouped: dict[str, list[float]] = {}
+    for term, term_weight in weighted_terms(text):
+        seen = grouped.get(term)
+        if seen is None:
+            grouped[term] = [1, term_weight]
+        else:
+            seen[0] += 1
+            seen[1] = max(seen[1], term_weight)
+    return tuple((term, int(n), weight) for term, (n, weight) in grouped.items())
+
+
+# A conversation's query re-reads the same turns and summary on every run: their terms
+# are memoised per process (texts are cut to a few hundred characters by the query).
+_grouped_terms = TextMemo(_group, max_chars=1_000_000, max_text=4000)
+
+
 # A capitalised word ("Omar", "Lisbon", "Omar's") that does not open a sentence: in English
-# text a proper name ("Don't" is none). Calendar words and kinship terms used as names ("on May 2nd", "Mom said")
-# are capitalised too but name nobody in particular.
+# text a proper name ("Don't" is none). Calendar words and kinship terms used as names
+# ("on May 2nd", "Mom said") are capitalised too but name nobody in particular.
 _CAPITALISED = re.compile(r"(?<![\w'’])[A-Z][a-z]+(?=['’]s\b|(?![\w'’]))")
 _SENTENCE_OPENERS = frozenset(".!?…:;\"“”'‘’([")
 _NOT_NAME_WORDS = (
@@ -249,8 +269,11 @@ def query_weights(
         age_weight *= decay
         if weight <= 0.0:
             continue
-        for term, term_weight in weighted_terms(texts[position]):
-            counts[term] = counts.get(term, 0.0) + weight
+        for term, occurrences, term_weight in _grouped_terms(texts[position]):
+            count = counts.get(term, 0.0)
+            for _ in range(occurrences):  # one addition per occurrence, as it always was
+                count += weight
+            counts[term] = count
             kinds[term] = max(kinds.get(term, 0.0), term_weight)
     out: dict[str, float] = {}
     for term, x in counts.items():

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from memory.memo import TextMemo
 from memory.sanitizer import markers, override_en, override_zh
 from memory.sanitizer.markers import MarkerRule
 from memory.sanitizer.patterns import QUOTE_CLOSE, QUOTE_OPEN, QUOTED_RE
@@ -132,10 +133,19 @@ def sanitize_history_report(text: str) -> SanitizeResult:
     return SanitizeResult(text=view.original, neutralised=neutralised, flagged=_flags(view.text))
 
 
+def _sanitized(text: str) -> str:
+    return _sanitize(text)[0].original
+
+
+# The read path sanitises the same stored texts on every run (a thread's turns, facts,
+# recalled entries): the result depends on the text alone, so it is memoised per process.
+_MEMO: Final = TextMemo(_sanitized, max_chars=2_000_000, max_text=20_000)
+
+
 def sanitize_history(text: str) -> str:
     """Sanitise one history text before it is wrapped in the untrusted boundary.
 
     The same text as :func:`sanitize_history_report` gives, without looking for
     override phrases (they change nothing).
     """
-    return _sanitize(text)[0].original
+    return _MEMO(text)

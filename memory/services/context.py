@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 
 from agents.models import Run
 from agents.tokens import count_tokens, truncate_tokens
@@ -19,14 +20,15 @@ from memory import boundary
 from memory.ledger import Ledger
 from memory.models import RedlineAudit, Thread
 from memory.recall import ConversationTurn
-from memory.redline import redact
 from memory.render import EMPTY, Rendered, Turn, render_thread
 from memory.sanitizer import sanitize_history
 from memory.scope import Scope
 from memory.services.audit import redline_audit_record
 from memory.services.core import core_render
-from memory.services.kb import kb_render
-from memory.services.recall import RecallQuery, recall_render
+from memory.services.index_cache import IndexState
+from memory.services.kb import KBStates, kb_index_states_query, kb_render
+from memory.services.recall import RecallQuery, recall_render, recall_state_query
+from memory.stored import redacted
 
 # Framing of the messages themselves (role tags, separators) that the ledger reserves.
 _FRAMING_RESERVE = 64
@@ -50,15 +52,27 @@ class AssembledContext:
 
 
 def _thread_turns(*, thread: Thread, before_run_id: int | None) -> list[Turn]:
-    """The last K finished runs of the thread, oldest first; running runs are skipped."""
-    runs = Run.objects.filter(thread_id=thread.pk).finished()
+    """The last K finished runs of the thread, oldest first; running runs are skipped.
+
+    Plain SQL (``Run.objects.filter(thread=...).finished()`` ordered by
+    ``-created_at, -pk``): it runs at every run start, and building the ORM query costs
+    more than running it.
+    """
+    table = Run._meta.db_table
+    params: list[str | int] = [thread.pk, Run.Status.COMPLETED.value, Run.Status.FAILED.value]
+    skip = ""
     if before_run_id is not None:
-        runs = runs.exclude(pk=before_run_id)
-    recent = list(
-        runs.order_by("-created_at", "-pk").values_list("pk", "status", "input", "output")[
-            : settings.THREAD_RECENT_TURNS
-        ]
-    )
+        skip = " AND id <> %s"
+        params.append(before_run_id)
+    params.append(settings.THREAD_RECENT_TURNS)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, status, input, output FROM {table} "
+            f"WHERE thread_id = %s AND status IN (%s, %s){skip} "
+            "ORDER BY created_at DESC, id DESC LIMIT %s",
+            params,
+        )
+        recent = cursor.fetchall()
     recent.reverse()
     return [
         Turn(
@@ -68,6 +82,29 @@ def _thread_turns(*, thread: Thread, before_run_id: int | None) -> list[Turn]:
         )
         for pk, status, run_input, output in recent
     ]
+
+
+def _index_states(scope: Scope) -> tuple[IndexState, KBStates]:
+    """The version rows of the scope's recall index and of its two knowledge-base
+    indexes, in one read (one round trip instead of two on every run start)."""
+    recall_sql, recall_params = recall_state_query(scope)
+    kb_sql, kb_params = kb_index_states_query(scope)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 0, NULL, r.* FROM ({recall_sql}) r "
+            f"UNION ALL SELECT 1, k.owner_id, k.id, k.version, k.chunk_count, "
+            f"k.max_chunk_id, 0 FROM ({kb_sql}) k",
+            [*recall_params, *kb_params],
+        )
+        rows = cursor.fetchall()
+    recall = IndexState()
+    kb: KBStates = {None: IndexState(), scope.owner_id: IndexState()}
+    for source, owner, *state in rows:
+        if source == 0:
+            recall = IndexState(*state)
+        else:
+            kb[owner] = IndexState(*state[:4])
+    return recall, kb
 
 
 def _continue_block(source: ContinueSource, budget: int) -> Rendered:
@@ -137,7 +174,7 @@ def context_assemble(
         turns = _thread_turns(thread=thread, before_run_id=run_id)
         # Summaries were filtered when saved; re-check at injection in case the rules
         # grew since (design v2 §4, two layers).
-        summary = redact(thread.rolling_summary)
+        summary = redacted(thread.rolling_summary)
         if summary.counts:
             redline_audit_record(
                 scope=scope,
@@ -153,7 +190,13 @@ def context_assemble(
         )
     ledger.charge("thread", thread_section.tokens)
 
-    kb = kb_render(scope=scope, query=user_input, budget=ledger.grant(settings.CONTEXT_CAP_KB))
+    recall_state, kb_states = _index_states(scope)
+    kb = kb_render(
+        scope=scope,
+        query=user_input,
+        budget=ledger.grant(settings.CONTEXT_CAP_KB),
+        states=kb_states,
+    )
     ledger.charge("kb", kb.tokens)
 
     recent_ids = tuple(t.run_id for t in turns)
@@ -171,6 +214,7 @@ def context_assemble(
         query=recall_query,
         exclude_run_ids=exclude,
         budget=ledger.grant(settings.CONTEXT_CAP_RECALL),
+        state=recall_state,
     )
     ledger.charge("recall", recall.tokens)
 

@@ -7,16 +7,19 @@ Nothing here creates a fact: the only write path from candidate to fact is
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime, timedelta
 
+from django.conf import settings
+from django.db import connection
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from memory import boundary
 from memory.models import CoreCandidate, CoreFact, FactQuerySet, RedlineAudit
-from memory.redline import scan
 from memory.render import EMPTY, Item, Rendered, render_list
 from memory.scope import Scope
 from memory.services.audit import redline_audit_record
+from memory.stored import red_line_hits
 
 
 def facts_for_scope(*, scope: Scope) -> FactQuerySet:
@@ -50,23 +53,51 @@ def core_render(*, scope: Scope, budget: int) -> Rendered:
     Only live facts are injected (an expired one never is). Each fact is re-checked
     against the red line (a fact confirmed before a rule
     existed is held back and counted); every injected fact's ``last_used_at`` is
-    touched, which is what the LRU eviction reads.
+    touched, which is what the LRU eviction reads, when it is older than
+    ``CORE_LAST_USED_RESOLUTION`` seconds (so most run starts write nothing).
     """
     if budget <= 0:
         return EMPTY
     items: list[Item] = []
     blocked: Counter[str] = Counter()
-    for fact_id, text in facts_live_for_scope(scope=scope).values_list("pk", "text"):
-        hits = scan(text)
+    now = timezone.now()
+    due = now - timedelta(seconds=settings.CORE_LAST_USED_RESOLUTION)
+    stale: dict[int, bool] = {}
+    for fact_id, text, is_stale in _live_facts(scope=scope, due=due):
+        hits = red_line_hits(text)
         if hits:
             blocked.update(hit.category.value for hit in hits)
             continue
         items.append(Item(id=fact_id, text=text))
+        stale[fact_id] = bool(is_stale)
     if blocked:
         redline_audit_record(scope=scope, source=RedlineAudit.Source.INJECTION, counts=blocked)
     rendered = render_list(
         header=boundary.CORE_HEADER, footer=boundary.CORE_FOOTER, items=items, budget=budget
     )
-    if rendered.ids:
-        CoreFact.objects.filter(pk__in=rendered.ids).update(last_used_at=timezone.now())
+    touch = [fact_id for fact_id in rendered.ids if stale[fact_id]]
+    if touch:
+        CoreFact.objects.filter(pk__in=touch).update(last_used_at=now)
     return rendered
+
+
+def _live_facts(*, scope: Scope, due: datetime) -> list[tuple[int, str, object]]:
+    """``facts_live_for_scope``'s (id, text, last used before ``due`` or never), newest
+    first. Plain SQL: it runs at every run start, and building the ORM query costs more
+    than running it."""
+    table = CoreFact._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, text, (last_used_at IS NULL OR last_used_at <= %s) FROM {table} "
+            "WHERE tenant_id = %s AND agent_id = %s AND owner_id = %s "
+            "AND (valid_until IS NULL OR valid_until >= %s) "
+            "ORDER BY confirmed_at DESC, id DESC",
+            [
+                connection.ops.adapt_datetimefield_value(due),
+                scope.tenant_id,
+                scope.agent_id,
+                scope.owner_id,
+                connection.ops.adapt_datefield_value(timezone.localdate()),
+            ],
+        )
+        return cursor.fetchall()

@@ -220,20 +220,42 @@ def _chunk_rows(scope: Scope, chunk_ids: list[int]) -> dict[int, _ChunkRow]:
     }
 
 
-def kb_search(*, scope: Scope, query: str, limit: int = 5) -> list[KBHit]:
+KBStates = dict[int | None, IndexState]
+
+
+def kb_index_states_query(scope: Scope) -> tuple[str, list[int]]:
+    """The SQL (and its parameters) of :func:`_states` for ``scope``'s two indexes, for a
+    caller that reads them together with other version rows (the read path).
+
+    Columns: owner_id, id, version, chunk_count, max_chunk_id.
+    """
+    return (
+        "SELECT owner_id, id, version, chunk_count, max_chunk_id "
+        f"FROM {KBIndexState._meta.db_table} "
+        "WHERE tenant_id = %s AND agent_id = %s AND (owner_id IS NULL OR owner_id = %s)",
+        [scope.tenant_id, scope.agent_id, scope.owner_id],
+    )
+
+
+def kb_search(
+    *, scope: Scope, query: str, limit: int = 5, states: KBStates | None = None
+) -> list[KBHit]:
     """The best chunks for ``query`` that ``scope.owner_id`` may see, best first.
 
     Visibility: the agent's shared documents and the teacher's own private ones, never
     a colleague's private document. ``score`` is the gate's coverage (the share of the
     question's evidence the chunk holds, :mod:`memory.kb.gating`); ``passes_gate``
-    marks the (at most ``KB_TOP_K``) hits that passive injection would use.
+    marks the (at most ``KB_TOP_K``) hits that passive injection would use. ``states``:
+    the indexes' version rows (by owner id, None for the shared one) if the caller has
+    just read them; else they are read here.
     """
     weights = build_query(message=query)
     if not weights or limit <= 0:
         return []
     k = max(limit, settings.KB_TOP_K)
     keys = IndexKey.both(scope)
-    states = _states(scope.tenant_id, scope.agent_id, tuple(key.owner_id for key in keys))
+    if states is None:
+        states = _states(scope.tenant_id, scope.agent_id, tuple(key.owner_id for key in keys))
     candidates = [c for key in keys for c in _search_index(key, states[key.owner_id], weights, k)]
     # Coverage is comparable between the two indexes (raw BM25 is not): merge on it,
     # ties to the stronger match, then the older chunk.
@@ -316,10 +338,10 @@ def kb_hits_render(*, hits: Sequence[KBHit], budget: int) -> Rendered:
     )
 
 
-def kb_render(*, scope: Scope, query: str, budget: int) -> Rendered:
+def kb_render(*, scope: Scope, query: str, budget: int, states: KBStates | None = None) -> Rendered:
     """The ``[知识库检索结果]`` section: the gated hits of ``kb_search`` (nothing when
     nothing in the knowledge base is relevant)."""
     if budget <= 0:
         return EMPTY
-    hits = [hit for hit in kb_search(scope=scope, query=query) if hit.passes_gate]
+    hits = [hit for hit in kb_search(scope=scope, query=query, states=states) if hit.passes_gate]
     return kb_hits_render(hits=hits, budget=budget)

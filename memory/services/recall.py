@@ -29,9 +29,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
 from django.utils import timezone
@@ -54,6 +55,8 @@ from memory.scope import Scope
 from memory.services.audit import redline_audit_record
 from memory.services.index_cache import IndexCache, IndexState, Loaded
 from memory.services.threads import thread_of_scope
+from memory.sql import db_datetime
+from memory.stored import redacted
 
 # Tokens of one recalled excerpt in the [相关历史] section.
 EXCERPT_TOKENS = 150
@@ -217,12 +220,28 @@ def recall_entries_delete(*, run_ids: Collection[int]) -> int:
 
 
 # -- the per-process index cache ----------------------------------------------------------
-def _state(scope: Scope) -> IndexState:
-    row = (
-        RecallScope.objects.filter(**scope.filter_kwargs())
-        .values_list("pk", "version", "entry_count", "max_entry_id", "epoch")
-        .first()
+def recall_state_query(scope: Scope) -> tuple[str, list[int]]:
+    """The SQL (and its parameters) of the scope's version row, for a caller that reads
+    it together with other version rows (the read path).
+
+    Columns: id, version, entry_count, max_entry_id, epoch (:class:`IndexState`).
+    """
+    return (
+        "SELECT id, version, entry_count, max_entry_id, epoch "
+        f"FROM {RecallScope._meta.db_table} "
+        "WHERE tenant_id = %s AND agent_id = %s AND owner_id = %s",
+        [scope.tenant_id, scope.agent_id, scope.owner_id],
     )
+
+
+def _state(scope: Scope) -> IndexState:
+    """The scope's version row, in one indexed read. Plain SQL: this read precedes every
+    search (the read path's included), and building the ORM query costs more than
+    running it."""
+    sql, params = recall_state_query(scope)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
     return IndexState(*row) if row else IndexState()
 
 
@@ -313,12 +332,16 @@ def recall_search(
     query: RecallQuery,
     exclude_run_ids: set[int] | frozenset[int] = frozenset(),
     k: int = SEARCH_K,
+    state: IndexState | None = None,
 ) -> list[RecallHit]:
-    """The scope's best entries for ``query``, with the gate's scores and verdicts."""
+    """The scope's best entries for ``query``, with the gate's scores and verdicts.
+
+    ``state``: the scope's version row if the caller has just read it; else it is read
+    here."""
     weights = query.weights()
     if not weights:
         return []
-    cached = _INDEXES.get(scope)
+    cached = _INDEXES.get(scope, state=state)
     with cached.lock:
         if not len(cached.index):
             return []
@@ -332,40 +355,73 @@ def recall_search(
     # Looked up by run id alone (its unique index): filtering on the scope columns too
     # lets the planner pick the scope index and scan the whole scope. The scope is then
     # checked on the few rows returned.
-    wanted = scope.filter_kwargs()
-    rows = {
-        row["run_id"]: row
-        for row in RecallEntry.objects.filter(
-            run_id__in=[hit.doc_id for hit in hits], run__deleted_at__isnull=True
-        ).values(
-            "pk", "run_id", "thread_id", "text", "created_at", "tenant_id", "agent_id", "owner_id"
-        )
-        if all(dict(row)[key] == value for key, value in wanted.items())
-    }
+    rows = _entry_rows(scope, [hit.doc_id for hit in hits])
     return [
         RecallHit(
-            entry_id=rows[hit.doc_id]["pk"],
+            entry_id=rows[hit.doc_id].entry_id,
             run_id=hit.doc_id,
-            thread_id=rows[hit.doc_id]["thread_id"],
+            thread_id=rows[hit.doc_id].thread_id,
             score=float(hit.score),
             passes_gate=hit.doc_id in passing,
-            text=rows[hit.doc_id]["text"],
-            created_at=timezone.localtime(rows[hit.doc_id]["created_at"]).isoformat(),
+            text=rows[hit.doc_id].text,
+            created_at=timezone.localtime(rows[hit.doc_id].created_at).isoformat(),
         )
         for hit in hits
         if hit.doc_id in rows  # an entry (or its run) deleted since the index was read
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class _EntryRow:
+    entry_id: int
+    thread_id: str | None
+    text: str
+    created_at: datetime
+
+
+def _entry_rows(scope: Scope, run_ids: list[int]) -> dict[int, _EntryRow]:
+    """The entries of ``run_ids`` in ``scope`` whose run is not deleted, by run id.
+
+    Looked up by run id alone (its unique index): filtering on the scope columns too
+    lets the planner pick the scope index and scan the whole scope. The scope is then
+    checked on the few rows returned. Plain SQL for the reason given at :func:`_state`.
+    """
+    if not run_ids:
+        return {}
+    entry, run = RecallEntry._meta.db_table, Run._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT e.run_id, e.id, e.thread_id, e.text, e.created_at, e.tenant_id, "
+            f"e.agent_id, e.owner_id FROM {entry} e JOIN {run} r ON r.id = e.run_id "
+            f"WHERE e.run_id IN ({', '.join(['%s'] * len(run_ids))}) "
+            "AND r.deleted_at IS NULL",
+            run_ids,
+        )
+        found = cursor.fetchall()
+    wanted = (scope.tenant_id, scope.agent_id, scope.owner_id)
+    return {
+        run_id: _EntryRow(entry_id, thread_id, text, db_datetime(created_at))
+        for run_id, entry_id, thread_id, text, created_at, *owner in found
+        if tuple(owner) == wanted
+    }
+
+
 def recall_render(
-    *, scope: Scope, query: RecallQuery, exclude_run_ids: set[int], budget: int
+    *,
+    scope: Scope,
+    query: RecallQuery,
+    exclude_run_ids: set[int],
+    budget: int,
+    state: IndexState | None = None,
 ) -> tuple[Rendered, list[RecallHit]]:
     """The ``[相关历史]`` section: gated hits, dated excerpts, inside a boundary."""
     if budget <= 0:
         return EMPTY, []
     hits = [
         hit
-        for hit in recall_search(scope=scope, query=query, exclude_run_ids=exclude_run_ids)
+        for hit in recall_search(
+            scope=scope, query=query, exclude_run_ids=exclude_run_ids, state=state
+        )
         if hit.passes_gate
     ]
     if not hits:
@@ -373,7 +429,7 @@ def recall_render(
     items = []
     for hit in hits:
         # Filtered when written; re-checked here like every injected memory.
-        excerpt = " ".join(redact(hit.text).text.split())
+        excerpt = " ".join(redacted(hit.text).text.split())
         items.append(Item(id=hit.entry_id, text=f"{hit.created_at[:10]} {excerpt}"))
     rendered = render_list(
         header=boundary.RECALL_HEADER,

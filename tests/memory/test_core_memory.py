@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
+from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from agents.models import Run
 from memory.models import CoreCandidate, CoreFact, MemoryOp, RedlineAudit
+from memory.scope import Scope
+from memory.services.core import core_render
 from memory.services.jobs import after_run_process
-from tests.factories import Teacher, make_provider, make_teacher, run_via_api
+from tests.factories import (
+    Teacher,
+    candidates_via_job,
+    fact_via_confirm,
+    make_provider,
+    make_teacher,
+    run_via_api,
+)
 from tests.fakellm import FakeLLMServer
 
 pytestmark = pytest.mark.django_db
@@ -195,3 +207,29 @@ def test_capacity_evicts_the_least_recently_used(teacher: Teacher, settings) -> 
             CoreFact.objects.filter(pk=ids[0]).update(last_used_at="2099-01-01T00:00:00Z")
     assert response.json()["evicted_fact_id"] == ids[1]
     assert set(CoreFact.objects.values_list("pk", flat=True)) == {ids[0], ids[2], ids[3]}
+
+
+def test_last_used_is_written_at_most_once_per_resolution(teacher: Teacher, settings: Any) -> None:
+    settings.CORE_LAST_USED_RESOLUTION = 300
+    candidate = candidates_via_job(teacher, "我教八年级数学，以后出题都用人教版教材")[0]
+    fact = fact_via_confirm(teacher, candidate)
+    scope = Scope.of(fact)
+
+    core_render(scope=scope, budget=300)
+    first = CoreFact.objects.get(pk=fact.pk).last_used_at
+    assert first is not None  # never used: written at once
+
+    recent = timezone.now() - timedelta(seconds=60)
+    CoreFact.objects.filter(pk=fact.pk).update(last_used_at=recent)
+    assert core_render(scope=scope, budget=300).ids == (fact.pk,)
+    assert CoreFact.objects.get(pk=fact.pk).last_used_at == recent  # within the resolution
+
+    old = timezone.now() - timedelta(seconds=301)
+    CoreFact.objects.filter(pk=fact.pk).update(last_used_at=old)
+    core_render(scope=scope, budget=300)
+    touched = CoreFact.objects.get(pk=fact.pk).last_used_at
+    assert touched is not None and touched > recent  # older than the resolution: touched
+
+    settings.CORE_LAST_USED_RESOLUTION = 0  # every injection writes
+    core_render(scope=scope, budget=300)
+    assert CoreFact.objects.get(pk=fact.pk).last_used_at > touched

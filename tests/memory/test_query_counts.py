@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memory.models import CoreCandidate, Thread
+from memory.models import CoreCandidate, CoreFact, Thread
 from memory.scope import Scope
 from memory.services.context import context_assemble
 from memory.services.kb import kb_cache_clear
@@ -21,13 +21,17 @@ from tests.factories import Teacher, fact_via_confirm, run_via_api
 
 pytestmark = pytest.mark.django_db
 
-# core: facts + touching last_used_at; thread: recent turns; recall: the scope's version
-# row, loading new entries into the process's index, the hits' rows; KB: the version rows
-# of the agent's shared index and the teacher's private one (one query; loading and the
-# hits' rows only when a knowledge base exists: KB_QUERIES_WITH_DOCUMENTS).
-CONTEXT_ASSEMBLE_QUERIES = 7
-# The version rows, loading the shared and the private index (cold process), the hits.
-KB_QUERIES_WITH_DOCUMENTS = 4
+# core: facts + touching last_used_at (only when older than CORE_LAST_USED_RESOLUTION);
+# thread: recent turns; the version rows of the scope's recall index and of the agent's
+# shared and the teacher's private KB index (one query); recall: loading new entries into
+# the process's index, the hits' rows; KB: loading and the hits' rows only when a
+# knowledge base exists (KB_QUERIES_WITH_DOCUMENTS).
+CONTEXT_ASSEMBLE_QUERIES = 6
+# Loading the shared and the private index (cold process), the hits (the version rows
+# are read with recall's).
+KB_QUERIES_WITH_DOCUMENTS = 3
+# A warm process, facts touched a moment ago: facts, recent turns, version rows, hits.
+CONTEXT_ASSEMBLE_WARM_QUERIES = 4
 # token auth, the thread (with its run count), run sums, memory-op sums.
 THREAD_DETAIL_QUERIES = 4
 
@@ -116,4 +120,32 @@ def test_the_knowledge_base_adds_a_fixed_number_of_queries(
                 visibility="private" if i == 2 else "agent",
             )
     with_kb = assemble_queries(thread_id)
-    assert with_kb - without <= KB_QUERIES_WITH_DOCUMENTS - 1
+    assert with_kb - without <= KB_QUERIES_WITH_DOCUMENTS
+
+
+def test_a_warm_read_path_reads_four_times_and_writes_nothing(teacher: Teacher) -> None:
+    thread_id = str(
+        run_via_api(teacher, "我教八年级数学。以后出题都用人教版教材", memory_job=True)["thread_id"]
+    )
+    grow(teacher, thread_id, runs=2)
+    thread = Thread.objects.get(pk=thread_id)
+
+    def assemble() -> list[str]:
+        with CaptureQueriesContext(connection) as ctx:
+            context = context_assemble(
+                scope=Scope.of(thread),
+                thread=thread,
+                run_id=None,
+                user_input="数学试卷人教版",
+                agent_system_prompt="你是教学助手。",
+            )
+        assert context.manifest["sections"]["core"]["fact_ids"]
+        return [query["sql"] for query in ctx.captured_queries]
+
+    assemble()  # touches the injected facts' last_used_at
+    used = dict(CoreFact.objects.values_list("pk", "last_used_at"))
+    assert all(used.values())
+    warm = assemble()
+    assert len(warm) <= CONTEXT_ASSEMBLE_WARM_QUERIES
+    assert not [sql for sql in warm if not sql.lstrip().upper().startswith("SELECT")]
+    assert dict(CoreFact.objects.values_list("pk", "last_used_at")) == used
