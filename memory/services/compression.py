@@ -208,6 +208,10 @@ def thread_compress(
         ):
             faults.checkpoint("compress.after_commit")
             folded.extend(run.pk for run in batch)
+            if len(batch) < FOLD_BATCH:
+                # The batch stopped at the recent window or at a run still running:
+                # nothing more was due (a run finishing since has its own job).
+                break
             continue
         races += 1
         logger.info("thread %s: cursor moved under us, re-reading (%d)", thread_id, races)
