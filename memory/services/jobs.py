@@ -84,11 +84,11 @@ def after_run_process(*, run_id: int) -> JobReport:
         recall_upsert(run=run)
         report.steps.append("recall")
         providers = memory_providers(agent=run.agent)
-        if run.thread_id:
-            thread = run.thread
-            thread.agent = run.agent
+        thread = run.thread
+        if thread is not None:
+            thread.agent = run.agent  # the same agent, already loaded
             result = thread_compress(
-                thread_id=run.thread_id, source_run_id=run.pk, thread=thread, providers=providers
+                thread_id=thread.pk, source_run_id=run.pk, thread=thread, providers=providers
             )
             report.folded_run_ids = list(result.folded_run_ids)
             report.steps.append("compress")
