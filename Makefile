@@ -107,6 +107,7 @@ fuzz: venv
 bench: venv
 	$(PY) benchmarks/context.py
 	$(PY) benchmarks/jobs.py
+	$(PY) benchmarks/job_cpu.py
 	$(PY) benchmarks/kb.py
 	$(PY) benchmarks/recall.py
 	$(PY) benchmarks/recall_storage.py

@@ -29,6 +29,20 @@ def synchronous_commit(*, wait: bool, session: bool = False) -> None:
     call it first inside the transaction."""
     if connection.vendor != "postgresql":
         return
+    if session:
+        # Once per database connection (a worker's tasks reuse it): a statement less
+        # per task. A new connection (a reconnect) has its own raw connection object.
+        connection.ensure_connection()
+        if getattr(connection, _MARK, None) == (connection.connection, wait):
+            return
     scope = "SESSION" if session else "LOCAL"
     with connection.cursor() as cursor:
         cursor.execute(f"SET {scope} synchronous_commit TO {'ON' if wait else 'OFF'}")
+    if session and not connection.in_atomic_block:
+        # (Inside a transaction the setting is undone if it rolls back: not remembered.)
+        setattr(connection, _MARK, (connection.connection, wait))
+
+
+# The connection wrapper's attribute: the raw connection the session setting was made
+# on, and its value.
+_MARK = "_memory_session_synchronous_commit"

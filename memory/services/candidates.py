@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Sequence
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -34,11 +35,24 @@ logger = logging.getLogger(__name__)
 MIN_INPUT_CHARS = 4
 
 
-def candidates_extract(*, run: Run) -> int:
-    """Propose pending candidates from this run. Idempotent: one extraction per run."""
+def candidates_extract(
+    *, run: Run, first_attempt: bool = False, providers: Sequence[Provider] | None = None
+) -> int:
+    """Propose pending candidates from this run. Idempotent: one extraction per run.
+
+    ``first_attempt``: the caller's claim was the run's first memory attempt ever (no
+    job before it can have extracted), so the check for an earlier extraction is
+    skipped; a concurrent duplicate job counts as a later attempt and checks.
+    ``providers``: the job's :func:`memory.services.llm.memory_providers`.
+    """
     if len(run.input.strip()) < MIN_INPUT_CHARS:
         return 0
-    if MemoryOp.objects.filter(run_id=run.pk, kind=MemoryOp.Kind.EXTRACT, success=True).exists():
+    if (
+        not first_attempt
+        and MemoryOp.objects.filter(
+            run_id=run.pk, kind=MemoryOp.Kind.EXTRACT, success=True
+        ).exists()
+    ):
         return 0
     completion = memory_complete(
         agent=run.agent,
@@ -47,13 +61,17 @@ def candidates_extract(*, run: Run) -> int:
         kind=MemoryOp.Kind.EXTRACT,
         thread_id=run.thread_id,
         run_id=run.pk,
+        providers=providers,
     )
+    proposals = parse_proposals(completion.text, max_fact_chars=MAX_FACT_CHARS)
+    if not proposals:
+        return 0  # nothing to write, nothing to check
     scope = Scope.of(run)
     blocked: Counter[str] = Counter()
     created = 0
     if not _source_unchanged(run):
         return 0  # deleted or forgotten while the model was answering
-    for proposal in parse_proposals(completion.text, max_fact_chars=MAX_FACT_CHARS):
+    for proposal in proposals:
         if not evidence_in(proposal.evidence, run.input):
             logger.info("run %s: dropped a proposal not quoted from the teacher", run.pk)
             continue
@@ -61,7 +79,7 @@ def candidates_extract(*, run: Run) -> int:
         if hits:
             blocked.update(hit.category.value for hit in hits)
             continue
-        judged = redline_judge(run=run, text=proposal.fact)
+        judged = redline_judge(run=run, text=proposal.fact, providers=providers)
         if judged is not None:
             blocked[judged.value] += 1
             continue
@@ -114,7 +132,9 @@ def _source_unchanged(run: Run, *, lock: bool = False) -> bool:
     return current is not None and current[0] is None and current[1] == run.redacted_at
 
 
-def redline_judge(*, run: Run, text: str) -> Category | None:
+def redline_judge(
+    *, run: Run, text: str, providers: Sequence[Provider] | None = None
+) -> Category | None:
     """The third red line, for candidates only: ask the memory model itself.
 
     Runs when the rules passed ``text`` and the agent's memory model is a real one (not
@@ -134,6 +154,7 @@ def redline_judge(*, run: Run, text: str) -> Category | None:
             kind=MemoryOp.Kind.REDLINE_JUDGE,
             thread_id=run.thread_id,
             run_id=run.pk,
+            providers=providers,
         )
     except MemoryDeferred as exc:
         logger.warning("run %s: red-line judge unavailable (%s); rules decide", run.pk, exc.code)

@@ -15,13 +15,14 @@ read a text that is gone since is never saved, and is redone from what remains.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
 from django.db.models import Q
 
-from agents.models import Run
+from agents.models import Provider, Run
 from agents.tokens import count_tokens, truncate_tokens
 from memory import faults
 from memory.models import MemoryOp, RedlineAudit, Thread
@@ -55,14 +56,33 @@ def _cursor_q(thread: Thread) -> Q:
     )
 
 
+# Runs read past the cursor in one query; when there are more, the window is looked up
+# on its own (a long backlog).
+AHEAD_READ = FOLD_BATCH + 8
+
+
 def runs_to_fold(*, thread: Thread, limit: int = FOLD_BATCH) -> list[Run]:
     """The next runs to fold, oldest first.
 
     Only finished runs outside the K most recent finished ones qualify, and only the
     unbroken prefix after the cursor: a run still running stops the batch, so that the
     cursor can never move past a run that will finish later.
+
+    Usually one query: the runs after the cursor, when they are few, hold the K most
+    recent finished ones too (every run after the cursor is newer than every run
+    before it), or there are fewer than K of them and nothing is due.
     """
     keep = settings.THREAD_RECENT_TURNS
+    columns = ("pk", "status", "input", "output", "created_at")
+    after = Run.objects.filter(thread_id=thread.pk).filter(_cursor_q(thread))
+    read = max(AHEAD_READ, limit + keep)
+    ahead = list(after.order_by("created_at", "pk").only(*columns)[:read])
+    if len(ahead) < read:
+        finished = [run for run in ahead if run.is_finished]
+        if len(finished) < keep:
+            return []  # the K most recent reach back to the cursor
+        oldest_kept = finished[-keep]
+        return _prefix(ahead[: ahead.index(oldest_kept)], limit)
     window = list(
         Run.objects.filter(thread_id=thread.pk)
         .finished()
@@ -75,15 +95,14 @@ def runs_to_fold(*, thread: Thread, limit: int = FOLD_BATCH) -> list[Run]:
     before_window = Q(created_at__lt=oldest_kept_at) | Q(
         created_at=oldest_kept_at, pk__lt=oldest_kept_id
     )
-    pending = (
-        Run.objects.filter(thread_id=thread.pk)
-        .filter(_cursor_q(thread))
-        .filter(before_window)
-        .order_by("created_at", "pk")
-        .only("pk", "status", "input", "output", "created_at")[:limit]
-    )
+    pending = after.filter(before_window).order_by("created_at", "pk").only(*columns)[:limit]
+    return _prefix(list(pending), limit)
+
+
+def _prefix(runs: list[Run], limit: int) -> list[Run]:
+    """The finished runs before the first one still running, at most ``limit``."""
     batch: list[Run] = []
-    for run in pending:
+    for run in runs[:limit]:
         if not run.is_finished:
             break
         batch.append(run)
@@ -114,18 +133,34 @@ def _save_if_cursor_unchanged(
     )
 
 
-def thread_compress(*, thread_id: str, source_run_id: int | None = None) -> CompressResult:
-    """Fold everything that is due. Idempotent; safe to run concurrently."""
+def thread_compress(
+    *,
+    thread_id: str,
+    source_run_id: int | None = None,
+    thread: Thread | None = None,
+    providers: Sequence[Provider] | None = None,
+) -> CompressResult:
+    """Fold everything that is due. Idempotent; safe to run concurrently.
+
+    ``thread``: the thread as the caller (the after-run job) has just read it, with its
+    agent, used for the first round instead of reading it again; a cursor that moved
+    since is a lost compare-and-set like any other. ``providers``: the job's
+    :func:`memory.services.llm.memory_providers`.
+    """
     folded: list[int] = []
     calls = races = 0
     max_tokens = settings.MEMORY_SUMMARY_MAX_TOKENS
+    given = thread if thread is not None and thread.deleted_at is None else None
     while True:
-        thread = (
-            Thread.objects.select_related("agent", "agent__provider")
-            .visible()
-            .filter(pk=thread_id)
-            .first()
-        )
+        if given is not None:
+            thread, given = given, None
+        else:
+            thread = (
+                Thread.objects.select_related("agent", "agent__provider")
+                .visible()
+                .filter(pk=thread_id)
+                .first()
+            )
         if thread is None:
             break
         batch = runs_to_fold(thread=thread)
@@ -150,6 +185,7 @@ def thread_compress(*, thread_id: str, source_run_id: int | None = None) -> Comp
             kind=MemoryOp.Kind.COMPRESS,
             thread_id=thread.pk,
             run_id=source_run_id,
+            providers=providers,
         )
         calls += 1
         summary = completion.text.strip()
@@ -172,6 +208,10 @@ def thread_compress(*, thread_id: str, source_run_id: int | None = None) -> Comp
         ):
             faults.checkpoint("compress.after_commit")
             folded.extend(run.pk for run in batch)
+            if len(batch) < FOLD_BATCH:
+                # The batch stopped at the recent window or at a run still running:
+                # nothing more was due (a run finishing since has its own job).
+                break
             continue
         races += 1
         logger.info("thread %s: cursor moved under us, re-reading (%d)", thread_id, races)

@@ -21,7 +21,7 @@ from memory import faults
 from memory.services.archive import run_archive
 from memory.services.candidates import candidates_extract
 from memory.services.compression import thread_compress
-from memory.services.llm import MemoryDeferred
+from memory.services.llm import MemoryDeferred, memory_providers
 from memory.services.queue import enqueue
 from memory.services.recall import recall_upsert
 
@@ -72,17 +72,27 @@ def after_run_process(*, run_id: int) -> JobReport:
     ).update(memory_attempts=F("memory_attempts") + 1)
     if not claimed:
         return JobReport(run_id=run_id, state="skipped")
-    run = Run.objects.select_related("agent", "agent__provider", "thread").get(pk=run_id)
+    run = Run.objects.select_related(
+        "agent", "agent__provider", "agent__memory_provider", "thread"
+    ).get(pk=run_id)
+    # The claim above made it 1: no job of this run ran before (a duplicate running now
+    # reads 2 or more).
+    first_attempt = run.memory_attempts == 1
     report = JobReport(run_id=run_id, state="done")
     faults.checkpoint("job.start")
     try:
         recall_upsert(run=run)
         report.steps.append("recall")
-        if run.thread_id:
-            result = thread_compress(thread_id=run.thread_id, source_run_id=run.pk)
+        providers = memory_providers(agent=run.agent)
+        thread = run.thread
+        if thread is not None:
+            thread.agent = run.agent  # the same agent, already loaded
+            result = thread_compress(
+                thread_id=thread.pk, source_run_id=run.pk, thread=thread, providers=providers
+            )
             report.folded_run_ids = list(result.folded_run_ids)
             report.steps.append("compress")
-        candidates_extract(run=run)
+        candidates_extract(run=run, first_attempt=first_attempt, providers=providers)
         report.steps.append("extract")
         run_archive(run=run)
         report.steps.append("archive")

@@ -10,6 +10,7 @@ Every call, successful or not, is one MemoryOp row (design v2 §5), never run co
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from agents.models import Agent, Provider
 from agents.providers.base import Completion, Message, ProviderError, Purpose
@@ -35,6 +36,14 @@ def memory_fallback_provider(*, exclude_id: int) -> Provider | None:
         .exclude(pk=exclude_id)
         .first()
     )
+
+
+def memory_providers(*, agent: Agent) -> tuple[Provider, ...]:
+    """The providers a memory call of ``agent`` may use, in order: its memory provider,
+    then the local fallback. A job reads them once and passes them to each of its calls."""
+    primary = agent.effective_memory_provider
+    fallback = memory_fallback_provider(exclude_id=primary.pk)
+    return (primary,) if fallback is None else (primary, fallback)
 
 
 def _record(
@@ -73,13 +82,13 @@ def memory_complete(
     kind: str,
     thread_id: str | None,
     run_id: int | None,
+    providers: Sequence[Provider] | None = None,
 ) -> Completion:
-    """One memory LLM call with locality-safe fallback. Never call inside a transaction."""
-    primary = agent.effective_memory_provider
-    candidates = [primary]
-    fallback = memory_fallback_provider(exclude_id=primary.pk)
-    if fallback is not None:
-        candidates.append(fallback)
+    """One memory LLM call with locality-safe fallback. Never call inside a transaction.
+
+    ``providers``: :func:`memory_providers` of ``agent``, when the caller read them already.
+    """
+    candidates = memory_providers(agent=agent) if providers is None else providers
     last_code = "provider_unreachable"
     for provider in candidates:
         faults.checkpoint(f"{kind}.before_llm")
