@@ -218,3 +218,30 @@ def test_entries_written_by_an_older_tokenizer_are_retokenised(teacher: Teacher)
     scope = Scope(tenant_id=teacher.tenant.pk, agent_id=teacher.agent.pk, owner_id=teacher.user.pk)
     hits = recall_search(scope=scope, query=RecallQuery(message="二叉树遍历"))
     assert hits and hits[0].run_id == body["id"]
+
+
+# -- who the question is about (the gate's name features) ---------------------------------
+ENGLISH_RUNS = [
+    "Write a short note to Omar's parents: Omar finished the reading log and wrote a poem",
+    "Plan a reading group for Grade 5 on the novel Charlotte's Web, four sessions",
+    "Draft a science worksheet on the water cycle with six questions",
+    "Make a vocabulary list about weather for the English club",
+]
+
+
+def test_a_question_about_a_named_pupil_recalls_only_from_a_memory_that_knows_them(
+    teacher: Teacher,
+) -> None:
+    old = {text: send(teacher, text) for text in ENGLISH_RUNS}
+    scope = Scope(tenant_id=teacher.tenant.pk, agent_id=teacher.agent.pk, owner_id=teacher.user.pk)
+    asked = recall_search(
+        scope=scope, query=RecallQuery(message="Did Omar finish the reading log?")
+    )
+    assert asked[0].run_id == old[ENGLISH_RUNS[0]]["id"] and asked[0].passes_gate
+    # The same words about a pupil this memory has never mentioned: Omar's note matches them
+    # as well, but it is about someone else, and nothing is injected.
+    stranger = recall_search(
+        scope=scope, query=RecallQuery(message="Did Priya finish the reading log?")
+    )
+    assert stranger[0].run_id == old[ENGLISH_RUNS[0]]["id"]
+    assert not [hit for hit in stranger if hit.passes_gate]
