@@ -255,17 +255,30 @@ class TextView:
         return first, last + 1
 
 
+def _cached_view(
+    table: dict[int, str], ch: str, *, dashes: bool, confusables: bool, fold_case: bool
+) -> str:
+    """``_char_view`` of ``ch``, through the per-option cache ``table``."""
+    out = table.get(ord(ch))
+    if out is None:
+        out = _char_view(ch, dashes=dashes, confusables=confusables, fold_case=fold_case)
+        if len(table) >= _CACHE_LIMIT:
+            table.clear()
+        table[ord(ch)] = out
+    return out
+
+
 def _fast_view(
-    text: str,
     base: str,
     table: dict[int, str],
     dashes: bool,
     confusables: bool,
     fold_case: bool,
-) -> TextView | None:
-    """The view built by one ``str.replace`` per distinct unstable character (each a fast
-    C scan) instead of a callback per run; None when the text has too many distinct ones
-    or a view that is itself replaced later (it would be folded twice).
+) -> tuple[str, list[tuple[int, int, int]]] | None:
+    """The view (and its events) built by one ``str.replace`` per distinct unstable
+    character (each a fast C scan) instead of a callback per run; None when the text has
+    too many distinct ones or a view that is itself replaced later (it would be folded
+    twice).
 
     Characters whose view is not one character (the ellipsis … is "...", invisible ones
     are "") are few: their positions are found by ``str.find`` and become the events.
@@ -274,14 +287,9 @@ def _fast_view(
     if len(distinct) > _FAST_DISTINCT:
         return None
     views: list[tuple[str, str]] = []
-    uneven: list[tuple[int, int]] = []  # (original position, view length)
+    events: list[tuple[int, int, int]] = []  # (original position, 1, view length)
     for ch in distinct:
-        out = table.get(ord(ch))
-        if out is None:
-            out = _char_view(ch, dashes=dashes, confusables=confusables, fold_case=fold_case)
-            if len(table) >= _CACHE_LIMIT:
-                table.clear()
-            table[ord(ch)] = out
+        out = _cached_view(table, ch, dashes=dashes, confusables=confusables, fold_case=fold_case)
         if out == ch:
             continue
         if any(c in distinct for c in out):
@@ -290,21 +298,13 @@ def _fast_view(
         if len(out) != 1:
             at = base.find(ch)
             while at >= 0:
-                uneven.append((at, len(out)))
+                events.append((at, 1, len(out)))
                 at = base.find(ch, at + 1)
     view = base
     for ch, out in views:
         view = view.replace(ch, out)
-    if not uneven:
-        return TextView(original=text, text=view)
-    uneven.sort()
-    events = tuple((position, 1, length) for position, length in uneven)
-    starts: list[int] = []
-    shift = 0
-    for position, length in uneven:
-        starts.append(position + shift)
-        shift += length - 1
-    return TextView(original=text, text=view, _events=events, _view_starts=tuple(starts))
+    events.sort()
+    return view, events
 
 
 def text_view(
@@ -322,22 +322,11 @@ def text_view(
             raise AssertionError("case folding changed the length")
         return TextView(original=text, text=base.lower() if fold_case else base)
     table = _CACHES.setdefault((dashes, confusables, fold_case), {})
-    if "\r" not in base:
-        fast = _fast_view(text, base, table, dashes, confusables, fold_case)
-        if fast is not None:
-            if fold_case and not fold_first:
-                return TextView(fast.original, fast.text.lower(), fast._events, fast._view_starts)
-            return fast
+    fast = None if "\r" in base else _fast_view(base, table, dashes, confusables, fold_case)
     events: list[tuple[int, int, int]] = []
 
     def view_of(ch: str) -> str:
-        out = table.get(ord(ch))
-        if out is None:
-            out = _char_view(ch, dashes=dashes, confusables=confusables, fold_case=fold_case)
-            if len(table) >= _CACHE_LIMIT:
-                table.clear()
-            table[ord(ch)] = out
-        return out
+        return _cached_view(table, ch, dashes=dashes, confusables=confusables, fold_case=fold_case)
 
     def fold_run(match: re.Match[str]) -> str:
         run = match.group()
@@ -365,8 +354,11 @@ def text_view(
             i += 1
         return "".join(parts)
 
-    runs = _UNSTABLE_CRLF_RUN_RE if "\r" in base else _UNSTABLE_RUN_RE
-    view = runs.sub(fold_run, base)
+    if fast is not None:
+        view, events = fast
+    else:
+        runs = _UNSTABLE_CRLF_RUN_RE if "\r" in base else _UNSTABLE_RUN_RE
+        view = runs.sub(fold_run, base)
     if fold_case and not fold_first:
         view = view.lower()  # only ASCII is left to fold: its length does not change
     if not events:

@@ -28,6 +28,7 @@ from memory.services.core import core_render
 from memory.services.index_cache import IndexState
 from memory.services.kb import KBStates, kb_index_states_query, kb_render
 from memory.services.recall import RecallQuery, recall_render, recall_state_query
+from memory.services.threads import recent_finished_runs
 from memory.stored import redacted
 
 # Framing of the messages themselves (role tags, separators) that the ledger reserves.
@@ -52,35 +53,16 @@ class AssembledContext:
 
 
 def _thread_turns(*, thread: Thread, before_run_id: int | None) -> list[Turn]:
-    """The last K finished runs of the thread, oldest first; running runs are skipped.
-
-    Plain SQL (``Run.objects.filter(thread=...).finished()`` ordered by
-    ``-created_at, -pk``): it runs at every run start, and building the ORM query costs
-    more than running it.
-    """
-    table = Run._meta.db_table
-    params: list[str | int] = [thread.pk, Run.Status.COMPLETED.value, Run.Status.FAILED.value]
-    skip = ""
-    if before_run_id is not None:
-        skip = " AND id <> %s"
-        params.append(before_run_id)
-    params.append(settings.THREAD_RECENT_TURNS)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id, status, input, output FROM {table} "
-            f"WHERE thread_id = %s AND status IN (%s, %s){skip} "
-            "ORDER BY created_at DESC, id DESC LIMIT %s",
-            params,
-        )
-        recent = cursor.fetchall()
-    recent.reverse()
+    """The last K finished runs of the thread, oldest first; running runs are skipped."""
     return [
         Turn(
             run_id=pk,
             user=run_input,
             assistant=output if status == Run.Status.COMPLETED else None,
         )
-        for pk, status, run_input, output in recent
+        for pk, status, run_input, output in recent_finished_runs(
+            thread_id=thread.pk, exclude_run_id=before_run_id
+        )
     ]
 
 

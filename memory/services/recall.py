@@ -54,7 +54,7 @@ from memory.render import EMPTY, Item, Rendered, render_list
 from memory.scope import Scope
 from memory.services.audit import redline_audit_record
 from memory.services.index_cache import IndexCache, IndexState, Loaded
-from memory.services.threads import thread_of_scope
+from memory.services.threads import recent_finished_runs, thread_of_scope
 from memory.sql import db_datetime
 from memory.stored import redacted
 
@@ -308,13 +308,6 @@ def recall_query_for_thread(*, scope: Scope, thread_id: str, message: str) -> Re
 def recent_turns(*, thread_id: str) -> list[tuple[int, ConversationTurn]]:
     """The thread's last finished turns (run id, turn), oldest first, as the read path
     holds them."""
-    recent = list(
-        Run.objects.filter(thread_id=thread_id)
-        .finished()
-        .order_by("-created_at", "-pk")
-        .values_list("pk", "status", "input", "output")[: settings.THREAD_RECENT_TURNS]
-    )
-    recent.reverse()
     return [
         (
             pk,
@@ -322,7 +315,7 @@ def recent_turns(*, thread_id: str) -> list[tuple[int, ConversationTurn]]:
                 user=user, assistant=output if status == Run.Status.COMPLETED else None
             ),
         )
-        for pk, status, user, output in recent
+        for pk, status, user, output in recent_finished_runs(thread_id=thread_id)
     ]
 
 
@@ -352,9 +345,6 @@ def recall_search(
         hit.doc_id
         for hit in gate(hits, threshold=settings.RECALL_GATE, limit=settings.RECALL_TOP_K)
     }
-    # Looked up by run id alone (its unique index): filtering on the scope columns too
-    # lets the planner pick the scope index and scan the whole scope. The scope is then
-    # checked on the few rows returned.
     rows = _entry_rows(scope, [hit.doc_id for hit in hits])
     return [
         RecallHit(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -79,3 +80,32 @@ def thread_rename(*, thread: Thread, title: str) -> Thread:
 def thread_runs(*, thread: Thread) -> QuerySet[Run]:
     """The thread's messages, oldest first (restoring a conversation)."""
     return Run.objects.filter(thread_id=thread.pk).order_by("created_at", "pk")
+
+
+def recent_finished_runs(
+    *, thread_id: str, exclude_run_id: int | None = None
+) -> list[tuple[int, str, str, str]]:
+    """The thread's last ``THREAD_RECENT_TURNS`` finished runs (id, status, input,
+    output), oldest first; running runs are skipped. What the read path shows as the
+    thread's turns and what recall's conversation query reads.
+
+    Plain SQL (``Run.objects.filter(thread=...).finished()`` ordered by
+    ``-created_at, -pk``): it runs at every run start, and building the ORM query costs
+    more than running it.
+    """
+    params: list[str | int] = [thread_id, Run.Status.COMPLETED.value, Run.Status.FAILED.value]
+    skip = ""
+    if exclude_run_id is not None:
+        skip = " AND id <> %s"
+        params.append(exclude_run_id)
+    params.append(settings.THREAD_RECENT_TURNS)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, status, input, output FROM {Run._meta.db_table} "
+            f"WHERE thread_id = %s AND status IN (%s, %s){skip} "
+            "ORDER BY created_at DESC, id DESC LIMIT %s",
+            params,
+        )
+        recent = cursor.fetchall()
+    recent.reverse()
+    return recent
