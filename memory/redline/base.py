@@ -119,6 +119,12 @@ def decimal_point(text: str, at: int) -> bool:
     return 0 < at < len(text) - 1 and "0" <= text[at - 1] <= "9" and "0" <= text[at + 1] <= "9"
 
 
+def ends_sentence(text: str, start: int, end: int) -> bool:
+    """Whether the delimiter run ``text[start:end]`` (a match of ``SENTENCE_DELIM_RE``)
+    ends a sentence: all do but a lone decimal point."""
+    return not (end - start == 1 and text[start] == "." and decimal_point(text, start))
+
+
 @dataclass(slots=True)
 class Doc:
     """Normalised text with lazily computed boundaries and per-sentence person references."""
@@ -144,11 +150,7 @@ class Doc:
             text = self.text
             spans = [m.span() for m in SENTENCE_DELIM_RE.finditer(text)]
             if "." in text:
-                spans = [
-                    (a, b)
-                    for a, b in spans
-                    if not (b - a == 1 and text[a] == "." and decimal_point(text, a))
-                ]
+                spans = [(a, b) for a, b in spans if ends_sentence(text, a, b)]
             self._sentences = ([a for a, _ in spans], [b for _, b in spans])
         return self._sentences
 

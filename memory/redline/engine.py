@@ -19,7 +19,7 @@ from memory.redline.base import (
     Finding,
     Hit,
     Recogniser,
-    decimal_point,
+    ends_sentence,
     lowered,
 )
 from memory.redline.grades import GradeRecogniser
@@ -171,7 +171,7 @@ def _next_start(text: str, pos: int) -> int:
         if m is None:
             return len(text)
         a, b = m.span()
-        if not (b - a == 1 and text[a] == "." and decimal_point(text, a)):
+        if ends_sentence(text, a, b):
             return a
         pos = b
 
@@ -185,7 +185,7 @@ def _previous_end(text: str, reversed_text: str, pos: int) -> int:
         if m is None:
             return 0
         a, b = m.span()  # in the reversed text: [a, b) is text[length - b : length - a]
-        if not (b - a == 1 and text[length - b] == "." and decimal_point(text, length - b)):
+        if ends_sentence(text, length - b, length - a):
             return length - a
         at = b
 
