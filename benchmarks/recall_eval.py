@@ -501,7 +501,10 @@ def fit_names(results: dict[str, list[Result]], w: np.ndarray, threshold: float)
             continue
         own = [_gate_logits(r.own, lexical, r.ask.relevant) for r in rows if r.ask.relevant]
         other = [
-            _gate_logits(hits, lexical, None) for r in rows if r.ask.relevant for hits in r.other_hits
+            _gate_logits(hits, lexical, None)
+            for r in rows
+            if r.ask.relevant
+            for hits in r.other_hits
         ]
         cases[name] = (
             np.asarray([b for b, _ in own]),
