@@ -650,40 +650,36 @@ def _redact_json(matcher: TextMatcher, value: Any) -> tuple[Any, int]:
     return value, 0
 
 
+Redactor = Callable[[TextMatcher, Any], tuple[Any, int]]
+
+
+def _redact_items(matcher: TextMatcher, items: Any, fields: dict[str, Redactor]) -> tuple[Any, int]:
+    """A list of objects with the text redacted in the given fields of each, each field by
+    its redactor; every other field is kept as it is."""
+    if not isinstance(items, list):
+        return items, 0
+    total = 0
+    out = []
+    for item in items:
+        if isinstance(item, dict):
+            item = dict(item)
+            for key, redact in fields.items():
+                if key in item:
+                    item[key], hits = redact(matcher, item[key])
+                    total += hits
+        out.append(item)
+    return out, total
+
+
 def _redact_calls(matcher: TextMatcher, calls: Any) -> tuple[Any, int]:
     """Tool calls (a run's records, or an assistant message's calls) with the text
     redacted in their arguments; names, ids, counts and chunk ids are not text."""
-    if not isinstance(calls, list):
-        return calls, 0
-    total = 0
-    out = []
-    for call in calls:
-        if isinstance(call, dict):
-            call = dict(call)
-            for key in ("arguments", "arguments_raw"):
-                if key in call:
-                    call[key], hits = _redact_json(matcher, call[key])
-                    total += hits
-        out.append(call)
-    return out, total
+    return _redact_items(matcher, calls, {"arguments": _redact_json, "arguments_raw": _redact_json})
 
 
 def _redact_messages(matcher: TextMatcher, messages: Any) -> tuple[Any, int]:
-    if not isinstance(messages, list):
-        return messages, 0
-    total = 0
-    out = []
-    for message in messages:
-        if isinstance(message, dict):
-            message = dict(message)
-            if isinstance(message.get("content"), str):
-                message["content"], hits = matcher.redact(message["content"])
-                total += hits
-            if "tool_calls" in message:
-                message["tool_calls"], hits = _redact_calls(matcher, message["tool_calls"])
-                total += hits
-        out.append(message)
-    return out, total
+    """Chat messages with the text redacted in their contents and their tool calls."""
+    return _redact_items(matcher, messages, {"content": _redact_json, "tool_calls": _redact_calls})
 
 
 def _redact_manifest(matcher: TextMatcher, manifest: Any) -> tuple[Any, int]:
