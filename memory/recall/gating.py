@@ -50,13 +50,22 @@ entries or more (IDF 0) count nowhere.
     weight in the ranking) says the question is about this memory. Chinese text has no
     such cue; both are 0 for a question that names nobody, which then scores as it did
     without them.
+``name_common``
+    Whether the message names someone whom half the scope's entries or more mention: a
+    participant of the conversation this memory holds (a chat stored as "Name: ..."
+    turns, a pupil every run is about). A name below that share is a term of IDF > 0
+    and already weighs in ``coverage``; at half or more its IDF is 0 and it weighs
+    nothing there, however sure it makes the memory the right one. This restores that
+    evidence; a title or a place that a few entries mention does not count.
 
-The model is six numbers (:data:`COEFFICIENTS`), fitted in two stages and printed by the
+The model is seven numbers (:data:`COEFFICIENTS`), fitted in stages and printed by the
 benchmark: the four lexical ones with leave-one-set-out and held-back figures, then the
-two name ones on top of them (the pair on a 0.25 grid that injects most on the English
-sets' development parts while MemoryBank en and the friends set stay within 5 % false
-injection at the threshold); only the friends set and MADial en have names in their
-questions, so the name weights are checked on held-back parts, not across sources.
+two name ones on top of them (the smallest pair on a 0.25 grid that injects most on the
+English sets' development parts while MemoryBank en and the friends set stay within 5 %
+false injection at the threshold), then ``name_common`` on top of those (the middle of
+the values on a 0.5 grid that inject most under the same rule); only the friends set and
+MADial en have names in their questions, so the name weights are checked on held-back
+parts, not across sources.
 
 Also measured and left out (no gain at a false-injection rate of 5 % once these are
 known, on any set): how many standard deviations the hit stands above the scope's
@@ -118,6 +127,7 @@ class QueryEvidence:
     cjk_weight: float = 0.0  # weight of the informative and unseen terms that are CJK
     names_seen: bool = False  # the message names someone whom an entry of the scope mentions
     names_unseen: bool = False  # ... or someone whom no entry of the scope mentions
+    names_common: bool = False  # ... or someone whom half the scope's entries or more mention
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,12 +138,12 @@ class Evidence:
     query: QueryEvidence
 
 
-FEATURES = ("bias", "coverage", "query_weight", "cjk", "name_seen", "name_unseen")
+FEATURES = ("bias", "coverage", "query_weight", "cjk", "name_seen", "name_unseen", "name_common")
 #: Fitted by ``benchmarks/recall_eval.py --fit`` (weighted, L2-regularised logistic
 #: regression on the development parts of the sets; the ``cjk`` weight then shifted by
-#: :data:`CJK_SHIFT` so that Chinese queries meet the threshold's rule too; the two name
+#: :data:`CJK_SHIFT` so that Chinese queries meet the threshold's rule too; the three name
 #: weights then chosen on top, see the module docstring).
-COEFFICIENTS: tuple[float, ...] = (0.57, 2.22, 1.64, -0.66, 2.25, -1.75)
+COEFFICIENTS: tuple[float, ...] = (0.57, 2.22, 1.64, -0.66, 2.25, -1.75, 3.0)
 #: Part of the ``cjk`` coefficient that is the per-language calibration, not the fit.
 CJK_SHIFT = 0.6
 
@@ -155,6 +165,7 @@ def feature_rows(raws: npt.NDArray[np.float64], query: QueryEvidence) -> npt.NDA
     out[:, 3] = min(1.0, query.cjk_weight / weight) if weight > 0 else 0.0
     out[:, 4] = float(query.names_seen)
     out[:, 5] = float(query.names_unseen)
+    out[:, 6] = float(query.names_common)
     return out
 
 

@@ -518,7 +518,7 @@ class RecallIndex:
         top_slots, top_raws = self._top(slots_sel, raws, k)
         informative = masses > 0.0
         names = getattr(query_terms, "names", ())
-        named = [tid is not None and df[tid] > 0 for tid in map(vocab.get, names)]
+        mentions = [0 if tid is None else int(df[tid]) for tid in map(vocab.get, names)]
         # A typical entry: it holds term t with probability df/N, and one occurrence in
         # an entry of average length adds w idf (BM25's tf/length factor is 1 there).
         share = term_df / self._n_live
@@ -531,8 +531,9 @@ class RecallIndex:
             background=float((masses * share).sum()),
             spread=float(np.sqrt((masses**2 * share * (1.0 - share)).sum())),
             cjk_weight=float(term_weights[informative & np.asarray(known_cjk)].sum()) + unknown_cjk,
-            names_seen=any(named),
-            names_unseen=not all(named),
+            names_seen=any(mentions),
+            names_unseen=not all(mentions),
+            names_common=any(2 * m >= self._n_live for m in mentions),
         )
         scores = relevance_many(top_raws, query)
         doc_ids = self._doc_ids[top_slots].tolist()

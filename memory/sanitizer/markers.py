@@ -166,7 +166,9 @@ _ROLE_LABEL_RE: Final = re.compile(
 # --------------------------------------------------------------------------------------
 
 # Any bracket opening with a section title, up to its close (or to the end of the line
-# when the forgery leaves it open).
+# when the forgery leaves it open): the read path's boundaries, and the sections of the
+# memory jobs' own prompts (memory/prompts.py; a turn folded or read there must not open
+# a section of its own, such as the teacher's words the extractor may take facts from).
 _SECTION_TITLES: Final = (
     "本会话前情",
     "相关历史",
@@ -175,10 +177,18 @@ _SECTION_TITLES: Final = (
     "用户问题",
     "此前对话摘要",
     "最近对话",
+    "已有摘要",
+    "新增对话",
+    "请输出新的滚动摘要",
+    "老师本轮原话",
+    "助手回复",
+    "候选记忆",
 )
+# The compression prompt's turn headers, "【第3轮 #812】".
+_TURN_HEADER: Final = rf"第{SP}[0-9０-９]{{1,6}}{SP}轮{SP}[#＃]"
 _BOUNDARY_RE: Final = re.compile(
     rf"[{re.escape(OPEN_STRICT_CHARS + OPEN_CODE_CHARS)}]{OPEN_MORE}{SP}"
-    rf"(?P<w>{alt(_SECTION_TITLES)}{NOT_CLOSE}{{0,240}})(?:{CLOSE}{{1,3}})?"
+    rf"(?P<w>(?:{alt(_SECTION_TITLES)}|{_TURN_HEADER}){NOT_CLOSE}{{0,240}})(?:{CLOSE}{{1,3}})?"
 )
 # The footer's words without brackets ("本会话前情结束，以下是用户本轮的真实请求：…") claim
 # that the history has ended: a run of them is quoted unless it already is.

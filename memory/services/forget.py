@@ -16,8 +16,8 @@ Each workflow is one service in two halves.
 What each workflow removes, layer by layer (the issue's note; README "Governance"):
 
 ==================  ==================================================================
-delete a thread     L0/L1 runs: input, output and options erased (the rows stay, as
-                    tokens and cost only, out of any thread); run context manifests of
+delete a thread     L0/L1 runs: input, output, options and tool calls erased (the rows
+                    stay, as tokens and cost only, out of any thread); run context manifests of
                     the thread's runs, and any other manifest of the scope that showed
                     one of them (recall, continue); L3 their recall entries; L2 the
                     candidates proposed from them (confirmed facts stay: a person chose
@@ -31,8 +31,9 @@ delete a run        the run's texts (the row stays as cost; a thread title made 
                     the remaining runs (compare-and-set: ``summary_version``).
 forget a text       in the teacher's memory with one agent (or a whole tenant, for its
                     administrator): facts and candidates that mention it are deleted;
-                    run inputs and outputs, thread titles and summaries and run context
-                    manifests are redacted in place (runs marked ``redacted_at``); the
+                    run inputs, outputs and tool-call arguments, thread titles and
+                    summaries, and what runs were given (messages, the calls in their
+                    manifests) are redacted in place (runs marked ``redacted_at``); the
                     recall entries that mention it or come from a redacted run are
                     removed and rebuilt from the redacted run; L4 the teacher's private
                     knowledge-base documents (uploads and archived artifacts; for a
@@ -58,6 +59,7 @@ deletes them.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator
@@ -445,7 +447,7 @@ def _runs_erase(run_ids: Collection[int]) -> int:
         erased = (
             Run.objects.filter(pk__in=run_ids)
             .exclude(input="", output="")
-            .update(input="", output="", context={}, deleted_at=now)
+            .update(input="", output="", context={}, tool_calls=[], deleted_at=now)
         )
         # Nothing left to remember: the sweeper must not re-enqueue their memory jobs.
         Run.objects.filter(pk__in=run_ids).exclude(memory_state=Run.MemoryState.DONE).update(
@@ -553,13 +555,18 @@ def _candidates_forget(matcher: TextMatcher, where: dict[str, Any]) -> int:
 
 
 def _runs_redact(matcher: TextMatcher, where: dict[str, Any]) -> list[int]:
-    """Redact run inputs and outputs in place; bump their threads' summary versions."""
+    """Redact run inputs, outputs and tool-call arguments in place; bump their threads'
+    summary versions."""
     rows = (
         Run.objects.filter(**where, deleted_at__isnull=True)
-        .values_list("pk", "input", "output")
+        .values_list("pk", "input", "output", "tool_calls")
         .iterator(chunk_size=500)
     )
-    candidates = _matching(rows, matcher)
+    candidates = [
+        pk
+        for pk, text, answer, calls in rows
+        if matcher.matches(text) or matcher.matches(answer) or _redact_calls(matcher, calls)[1]
+    ]
     changed: list[int] = []
     now = timezone.now()
     for run_id in candidates:
@@ -568,17 +575,18 @@ def _runs_redact(matcher: TextMatcher, where: dict[str, Any]) -> list[int]:
             run = (
                 Run.objects.select_for_update()
                 .filter(pk=run_id)
-                .only("pk", "input", "output", "thread_id")
+                .only("pk", "input", "output", "tool_calls", "thread_id")
                 .first()
             )
             if run is None:
                 continue
             new_input, hits_in = matcher.redact(run.input)
             new_output, hits_out = matcher.redact(run.output)
-            if not hits_in + hits_out:
+            new_calls, hits_calls = _redact_calls(matcher, run.tool_calls)
+            if not hits_in + hits_out + hits_calls:
                 continue
             Run.objects.filter(pk=run_id).update(
-                input=new_input, output=new_output, redacted_at=now
+                input=new_input, output=new_output, tool_calls=new_calls, redacted_at=now
             )
             if run.thread_id:
                 # A fold in flight that read the old text must not be saved.
@@ -615,31 +623,86 @@ def _threads_redact(matcher: TextMatcher, where: dict[str, Any]) -> int:
     return changed
 
 
-def _redact_messages(matcher: TextMatcher, messages: Any) -> tuple[Any, int]:
-    if not isinstance(messages, list):
-        return messages, 0
+def _redact_json(matcher: TextMatcher, value: Any) -> tuple[Any, int]:
+    """Decoded JSON with the text redacted in every string it holds (keys kept), and a
+    string that is JSON itself redacted inside (a model's tool arguments may spell
+    Chinese as ``\\u`` escapes, which the text as written would never match)."""
+    if isinstance(value, str):
+        if value.lstrip()[:1] in ("{", "["):
+            try:
+                decoded = json.loads(value)
+            except ValueError:
+                decoded = None
+            if isinstance(decoded, dict | list):
+                redacted, hits = _redact_json(matcher, decoded)
+                if hits:
+                    return json.dumps(redacted, ensure_ascii=False), hits
+        return matcher.redact(value)
+    if isinstance(value, list):
+        pairs = [_redact_json(matcher, item) for item in value]
+        return [item for item, _ in pairs], sum(hits for _, hits in pairs)
+    if isinstance(value, dict):
+        out, total = {}, 0
+        for key, item in value.items():
+            out[key], hits = _redact_json(matcher, item)
+            total += hits
+        return out, total
+    return value, 0
+
+
+Redactor = Callable[[TextMatcher, Any], tuple[Any, int]]
+
+
+def _redact_items(matcher: TextMatcher, items: Any, fields: dict[str, Redactor]) -> tuple[Any, int]:
+    """A list of objects with the text redacted in the given fields of each, each field by
+    its redactor; every other field is kept as it is."""
+    if not isinstance(items, list):
+        return items, 0
     total = 0
     out = []
-    for message in messages:
-        if isinstance(message, dict) and isinstance(message.get("content"), str):
-            content, hits = matcher.redact(message["content"])
-            total += hits
-            message = {**message, "content": content}
-        out.append(message)
+    for item in items:
+        if isinstance(item, dict):
+            item = dict(item)
+            for key, redact in fields.items():
+                if key in item:
+                    item[key], hits = redact(matcher, item[key])
+                    total += hits
+        out.append(item)
     return out, total
+
+
+def _redact_calls(matcher: TextMatcher, calls: Any) -> tuple[Any, int]:
+    """Tool calls (a run's records, or an assistant message's calls) with the text
+    redacted in their arguments; names, ids, counts and chunk ids are not text."""
+    return _redact_items(matcher, calls, {"arguments": _redact_json, "arguments_raw": _redact_json})
+
+
+def _redact_messages(matcher: TextMatcher, messages: Any) -> tuple[Any, int]:
+    """Chat messages with the text redacted in their contents and their tool calls."""
+    return _redact_items(matcher, messages, {"content": _redact_json, "tool_calls": _redact_calls})
+
+
+def _redact_manifest(matcher: TextMatcher, manifest: Any) -> tuple[Any, int]:
+    """A manifest with the text redacted in the tool calls it lists (the rest is ids)."""
+    tools = manifest.get("tools") if isinstance(manifest, dict) else None
+    if not isinstance(tools, dict) or "calls" not in tools:
+        return manifest, 0
+    calls, hits = _redact_calls(matcher, tools["calls"])
+    return ({**manifest, "tools": {**tools, "calls": calls}} if hits else manifest), hits
 
 
 def _contexts_redact(matcher: TextMatcher, where: dict[str, Any]) -> int:
     scoped = RunContext.objects.filter(**{f"run__{key}": value for key, value in where.items()})
     changed = 0
-    for run_id, messages, injected in scoped.values_list(
-        "run_id", "messages", "injected_text"
+    for run_id, messages, injected, manifest in scoped.values_list(
+        "run_id", "messages", "injected_text", "manifest"
     ).iterator(chunk_size=200):
         new_messages, hits_messages = _redact_messages(matcher, messages)
         new_injected, hits_injected = matcher.redact(injected)
-        if hits_messages + hits_injected:
+        new_manifest, hits_manifest = _redact_manifest(matcher, manifest)
+        if hits_messages + hits_injected + hits_manifest:
             RunContext.objects.filter(run_id=run_id).update(
-                messages=new_messages, injected_text=new_injected
+                messages=new_messages, injected_text=new_injected, manifest=new_manifest
             )
             changed += 1
     return changed

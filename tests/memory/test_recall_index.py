@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -463,6 +463,7 @@ EVIDENCE = st.builds(
         cjk_weight=st.floats(0.0, 200.0),
         names_seen=st.booleans(),
         names_unseen=st.booleans(),
+        names_common=st.booleans(),
     ),
 )
 
@@ -550,3 +551,30 @@ def test_a_question_naming_someone_the_memory_never_mentions_scores_lower() -> N
     unnamed = build_query(message="what novel was he reading?")
     assert unnamed.names == frozenset()
     assert own.search(unnamed, k=1)[0].score == own.search(dict(unnamed), k=1)[0].score
+
+
+def test_a_participant_named_in_half_the_entries_is_common_a_title_in_one_is_not() -> None:
+    own = _pair_memory("Omar", "Bruno")  # every entry is Omar's and Bruno's conversation
+    query = build_query(message="What novel was Omar reading?")
+    hit = own.search(query, k=1)[0]
+    assert hit.evidence.query.names_common and hit.evidence.query.names_seen
+    # The name is in every entry: it weighs nothing in the ranking (IDF 0), so without
+    # the common feature the question would score as if it named nobody it knows.
+    without = replace(hit.evidence, query=replace(hit.evidence.query, names_common=False))
+    assert hit.score > relevance(without)
+    titles = [
+        "We watched Up at the cinema, what a film.",
+        "I cooked rice and beans for dinner.",
+        "The weather was grey all week long.",
+        "My sister called about her new job.",
+    ]
+    index = RecallIndex.from_documents((i, terms(t)) for i, t in enumerate(titles, 1))
+    titled = index.search(build_query(message="Did we like the film Up?"), k=1)[0]
+    assert titled.evidence.query.names_seen and not titled.evidence.query.names_common
+    # Exactly half counts; just below does not.
+    chats = ["Kofi: my pottery class was fun", "Kofi: hello there", "rain today", "sunny today"]
+    ask = build_query(message="what did Kofi say about the pottery?")
+    half = RecallIndex.from_documents((i, terms(t)) for i, t in enumerate(chats, 1))
+    assert half.search(ask, k=1)[0].evidence.query.names_common
+    below = RecallIndex.from_documents((i, terms(t)) for i, t in enumerate([*chats, "cold"], 1))
+    assert not below.search(ask, k=1)[0].evidence.query.names_common
