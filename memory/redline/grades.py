@@ -62,7 +62,7 @@ _NUM: Final = rf"(?:[0-9]++|{_CN_NUM}++)"
 # What a rank or position number is not followed by when it counts something else.
 _NOT_RANK_TAIL: Final = (
     r"(?!\s*(?:次|周|节|课|单元|章|题|学期|个|届|批|期|天|组|页|轮|场|阶段|部分|行|段|句|排|列"
-    r"|小题|大题|道|年|月))"
+    r"|小题|大题|道|年|月|日|晚|夜|星期|礼拜|会儿|阵|分钟|小时|秒|刻|代|辈|世纪))"
 )
 
 # (pattern, kind, needs academic context, a number a spec prefix such as 满分 disqualifies)
@@ -131,7 +131,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     (
         # A bare number or numeral right after an exam word: 月考87, 期中112, 测验七十三.
         fast_compile(
-            r"(?:月考|期中|期末|测验|小测|(?<![上下本这每])周测|周考|模拟考|[一二三]模|单元测试|考试|卷子|听写"
+            r"(?:月考|期中|期末|测验|小测|(?<![上下本这每])周测|周考|模拟考|[一二三]模|单元测试?|考试|卷子|听写"
             r"|默写|quiz"
             r"|test|midterm|final)(?:总分|成绩|数学|语文|英语|物理|化学|[^0-9,:;。!?]{0,4}?)"
             r"(?:考了个?|得了|只有|才|是|为|拿了)?\s*"
@@ -219,7 +219,9 @@ _ITEMS: Final[tuple[_Item, ...]] = (
             r"|补考|重修|红灯|不合格|没过关|没过|没通过|没达标|不达标|考砸|考崩|考糊|考炸|考得?稀烂"
             r"|一塌糊涂|考得?[^,。!?;]{0,3}?(?:很差|太差|真差|差劲|差多了|不理想|很好|不错|挺好|很棒|糟糕)"
             r"|考(?:得|的)?(?:很|太|真|特别|非常|挺)?(?:差|好|烂)"
-            r"|(?<![A-Za-z])(?:failed|fails|flunked|barely passed|passed)(?![A-Za-z])"
+            # Homophone typos of 及格 (不几格, 没极格) and the English verb in Chinese (fail了).
+            r"|(?:不|没有?)(?:几|极|即|急)格"
+            r"|(?<![A-Za-z])(?:failed|fails|fail|flunked|barely passed|passed)(?![A-Za-z])"
             r"|(?<![A-Za-z])(?:below|above) average(?![A-Za-z])"
             r"|(?<![A-Za-z])ranked (?:last|first|top|bottom)(?![A-Za-z])"
         ),
@@ -280,7 +282,8 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     (
         fast_compile(
             r"成绩单|成绩表|成绩条|分数条|分数单|成绩册|成绩报告单?|素质报告[册单]|报告册|成绩记录"
-            r"|各科成绩|考试成绩|综合素质评价|排名表|排名榜|report card|transcript"
+            # (plural English ones are everyone's: report cards will be sent home)
+            r"|各科成绩|考试成绩|综合素质评价|排名表|排名榜|report card(?!s)|transcript(?!s)"
         ),
         "transcript",
         False,
@@ -309,7 +312,7 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
     "roster": followed_by(tuple(DIGITS), "、,;" + VIEW_SPACES),
     "bare_number": (
         *("月考", "期中", "期末", "测验", "小测", "周测", "周考", "模拟考", "一模", "二模"),
-        *("三模", "单元测试", "考试", "卷子", "听写", "默写", "quiz", "test", "midterm", "final"),
+        *("三模", "单元测", "考试", "卷子", "听写", "默写", "quiz", "test", "midterm", "final"),
     ),
     # (the tail right after a numeral, a space or the end of a middle part: 九十出头,
     # 80 分左右, 三百名以后; not 40分钟左右)
@@ -346,7 +349,8 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
         *("考炸", "稀烂", "糊涂", "很差", "太差", "真差", "差劲", "差多了", "不理想", "很好"),
         *("不错", "挺好", "很棒", "糟糕", "鸭蛋", "零蛋", "白卷", "全军覆没", "惨不忍睹"),
         *followed_by(("考",), "差好烂得的很太真特非挺"),
-        *("failed", "fails", "flunked", "passed", "average", "ranked"),
+        *("几格", "极格", "即格", "急格"),
+        *("fail", "flunked", "passed", "average", "ranked"),
     ),
     "qualitative": (
         *("top of", "bottom of", "came"),
@@ -513,8 +517,10 @@ class GradeRecogniser:
             text, back(text, start, lo, 16), ahead(text, end, hi, 16)
         ):
             return finding(0.0, "no academic context near it")
-        if kind in _SPEC_VETOED and (
-            _SPEC_CONTEXT_RE.search(text, lo, start) or _SPEC_CONTEXT_RE.search(text, end, hi)
+        if (
+            kind in _SPEC_VETOED
+            and (_SPEC_CONTEXT_RE.search(text, lo, start) or _SPEC_CONTEXT_RE.search(text, end, hi))
+            and not (kind == "transcript" and _possessed(doc, lo, start))
         ):
             return finding(0.1, "a rubric, a paper or a notice, not a result")
         if (
@@ -550,6 +556,21 @@ class GradeRecogniser:
         return finding(
             subject.weight, f"{kind} ({trigger})", f"about {who} ({subject.person.kind})"
         )
+
+
+# A possessor right before a transcript: 宁宁的学期报告册, Tom's transcript.
+_POSSESSIVE_GAP_RE: Final = fast_compile(r"\s*(?:的|'s)\s*[\u4e00-\u9fff]{0,3}\s*$")
+
+
+def _possessed(doc: Doc, lo: int, start: int) -> bool:
+    """An identifiable person owns the transcript starting at ``start`` (their report card
+    to sign is theirs, not a notice's): a strong reference, 的 and at most three
+    characters before it."""
+    text = doc.text
+    return any(
+        r.weight > 0.6 and r.end <= start and _POSSESSIVE_GAP_RE.match(text, r.end, start)
+        for r in persons(doc, lo, doc.sentence(start)[1])
+    )
 
 
 _ROSTER_COUNTS_RE: Final = fast_compile(r"人数|名额|人次|报名|票数|个人|本书|件|张")

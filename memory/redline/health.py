@@ -136,6 +136,7 @@ CUE_ANCHORS_TABLE: Final[dict[str, tuple[str, ...]]] = {
         "发炎",
         "晕倒",
         "昏倒",
+        *("体温", "看病", "看急诊", "看门诊", "看中医", "看西医"),
         *("broke", "broken", "sprained"),
     ),
 }
@@ -179,6 +180,10 @@ _CUE_RE: Final = fast_compile(
     r"|肩膀)(?:很|特别|有点|一直|老是)?(?:疼|痛|肿"
     r"|发炎|不舒服|出血|崴了|扭了|扭伤|受伤|骨折)|晕倒|昏倒"
     r"|(?:broke|broken|sprained) (?:his|her|my) (?:arm|leg|ankle|wrist)"
+    # A measured temperature, a visit to a doctor, a tooth knocked out.
+    r"|体温\s*(?:[0-9]{2}(?:\.[0-9])?|三十[六七八九]|四十)"
+    r"|看(?:了|过)?(?:牙医|医生|大夫|病|急诊|中医|西医|门诊)(?![生人])"
+    r"|牙(?:齿)?(?:被)?(?:磕|摔|撞|碰)(?:掉|断|坏|破|松)|(?:磕|摔|撞|碰)(?:掉|断|坏|破)了?[一两半]?颗?门?牙"
 )
 # Literary or emotional use: 表达了抑郁的情绪, 抒发焦虑之情.
 _LITERARY_BEFORE_RE: Final = fast_compile(
