@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -104,6 +105,42 @@ _TRIGGERS: Final = AhoCorasick(_LITERALS, implementation=Implementation.DFA)
 _WORD_ONLY: Final = frozenset(
     i for i, lit in enumerate(_LITERALS) if lit.isascii() and lit.isalpha() and len(lit) <= 3
 )
+
+
+_Check = Callable[[str, int, int], bool]
+
+
+def _any_of(checks: tuple[_Check, ...]) -> _Check:
+    if len(checks) == 1:
+        return checks[0]
+    return lambda text, start, end: any(check(text, start, end) for check in checks)
+
+
+def _literal_checks() -> dict[int, _Check]:
+    """For each literal that only grade kinds with a confirming check own (10分, 期末,
+    满分 …), those checks: an occurrence none of them confirms marks no sentence. A
+    literal a health rule or an unchecked kind owns always counts."""
+    owners: dict[str, set[str]] = {}
+    for kind, lits in grades.GATE_LITERALS.items():
+        for lit in lits:
+            owners.setdefault(lit.lower(), set()).add(kind)
+    health_literals = set(_LITERALS) - {
+        lit.lower() for lits in grades.GATE_LITERALS.values() for lit in lits
+    }
+    health_literals |= {lit.lower() for lits in health.CUE_ANCHORS_TABLE.values() for lit in lits}
+    health_literals |= {t.lower() for t in health.vocabulary()} | {
+        t.lower() for t in health.EN_TERMS
+    }
+    health_literals |= set(health.HEAD_LITERALS)
+    checks: dict[int, _Check] = {}
+    for i, lit in enumerate(_LITERALS):
+        kinds = owners.get(lit, set())
+        if kinds and lit not in health_literals and kinds <= grades.CONFIRMS.keys():
+            checks[i] = _any_of(tuple(grades.CONFIRMS[k] for k in sorted(kinds)))
+    return checks
+
+
+_CHECKS: Final = _literal_checks()
 _ANY_CAPITAL_RE: Final = re.compile("[A-F]")
 # The separator of the sentences scanned together: a sentence delimiter that no grade or
 # health pattern can match across (unlike a line break, which \s matches).
@@ -144,6 +181,9 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
         if i in _WORD_ONLY and (
             (start and _is_word(text[start - 1])) or (end < length and _is_word(text[end]))
         ):
+            continue
+        check = _CHECKS.get(i)
+        if check is not None and not check(text, start, end):
             continue
         positions.append(start)
     if _ANY_CAPITAL_RE.search(text):
@@ -190,23 +230,29 @@ def _previous_end(text: str, reversed_text: str, pos: int) -> int:
         at = b
 
 
-def _by_sentence(text: str, sentences: list[tuple[int, int]]) -> list[list[Finding]]:
-    """The grade and health findings of each sentence, offsets relative to it.
+def _batch(text: str, sentences: list[tuple[int, int]]) -> tuple[list[int], list[Finding]]:
+    """The grade and health findings of the sentences, scanned together: each sentence's
+    start in the batch and the findings in batch offsets.
 
     Every grade and health rule looks no further than the sentence of its trigger, so a
-    sentence's findings depend on its text alone. The sentences are scanned together,
-    joined by a full stop, in one pass of the recognisers (one pass per pattern over a
-    short text rather than one per sentence).
+    sentence's findings depend on its text alone. The sentences are joined by a full stop
+    and scanned in one pass of the recognisers (one pass per pattern over a short text
+    rather than one per sentence).
     """
     pieces = [text[lo:hi] for lo, hi in sentences]
-    batch = Doc(_JOIN.join(pieces))
     offsets: list[int] = []
     at = 0
     for piece in pieces:
         offsets.append(at)
         at += len(piece) + 1
-    found: list[list[Finding]] = [[] for _ in pieces]
-    for f in _run(CLAUSE_RECOGNISERS, batch):
+    return offsets, _run(CLAUSE_RECOGNISERS, Doc(_JOIN.join(pieces)))
+
+
+def _by_sentence(text: str, sentences: list[tuple[int, int]]) -> list[list[Finding]]:
+    """The grade and health findings of each sentence, offsets relative to it."""
+    offsets, findings = _batch(text, sentences)
+    found: list[list[Finding]] = [[] for _ in sentences]
+    for f in findings:
         k = bisect_right(offsets, f.start) - 1
         found[k].append(replace(f, start=f.start - offsets[k], end=f.end - offsets[k]))
     return found
@@ -214,24 +260,34 @@ def _by_sentence(text: str, sentences: list[tuple[int, int]]) -> list[list[Findi
 
 def _clause_spans(doc: Doc) -> list[_Span]:
     """Blocked grade and health spans of ``doc``, decided sentence by sentence (cached by
-    the sentence's text; the sentences not in the cache are scanned in one batch)."""
+    the sentence's text; the sentences not in the cache are scanned in one batch, each
+    distinct one once)."""
     text = doc.text
     out: list[_Span] = []
-    missing: list[tuple[int, int]] = []
+    missing: dict[str, list[int]] = {}  # sentence text -> its starts in ``text``
     for lo, hi in _triggered(doc):
-        cached = _SENTENCE_CACHE.get(text[lo:hi])
-        if cached is None:
-            missing.append((lo, hi))
-        else:
+        sentence = text[lo:hi]
+        cached = _SENTENCE_CACHE.get(sentence)
+        if cached is not None:
             out += [(c, lo + a, lo + b) for c, a, b in cached]
+        elif sentence in missing:
+            missing[sentence].append(lo)
+        else:
+            missing[sentence] = [lo]
     if not missing:
         return out
     if len(_SENTENCE_CACHE) + len(missing) > _SENTENCE_CACHE_LIMIT:
         _SENTENCE_CACHE.clear()
-    for (lo, hi), own in zip(missing, _by_sentence(text, missing), strict=True):
-        spans = tuple((f.category, f.start, f.end) for f in own if f.blocked and f.end > f.start)
-        _SENTENCE_CACHE[text[lo:hi]] = spans
-        out += [(c, lo + a, lo + b) for c, a, b in spans]
+    sentences = [(starts[0], starts[0] + len(s)) for s, starts in missing.items()]
+    offsets, findings = _batch(text, sentences)
+    own: list[list[_Span]] = [[] for _ in sentences]
+    for f in findings:
+        if f.blocked and f.end > f.start:
+            k = bisect_right(offsets, f.start) - 1
+            own[k].append((f.category, f.start - offsets[k], f.end - offsets[k]))
+    for (sentence, starts), spans in zip(missing.items(), own, strict=True):
+        _SENTENCE_CACHE[sentence] = tuple(spans)
+        out += [(c, lo + a, lo + b) for lo in starts for c, a, b in spans]
     return out
 
 

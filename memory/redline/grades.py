@@ -16,6 +16,7 @@ and team results pass.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Final
 
 from memory.redline.base import (
@@ -58,6 +59,10 @@ _ACADEMIC_RE: Final = fast_compile(
     )
 )
 _CN_NUM: Final = "[零一二三四五六七八九十百两〇]"
+# What follows 分 when it is no score: 分钟, 分之, 分析, 分别, 分成 …
+_NOT_SCORE_AFTER: Final = (
+    "钟之析别成为组类配享布解子母段开期批层工散支针秒米贝饱熟制辨裂化流队校区院部店行担寸"
+)
 _NUM: Final = rf"(?:[0-9]++|{_CN_NUM}++)"
 # What a rank or position number is not followed by when it counts something else.
 _NOT_RANK_TAIL: Final = (
@@ -65,13 +70,18 @@ _NOT_RANK_TAIL: Final = (
     r"|小题|大题|道|年|月|日|晚|夜|星期|礼拜|会儿|阵|分钟|小时|秒|刻|代|辈|世纪))"
 )
 
+_TRANSCRIPT_RE: Final = fast_compile(
+    r"成绩单|成绩表|成绩条|分数条|分数单|成绩册|成绩报告单?|素质报告[册单]|报告册|成绩记录"
+    # (plural English ones are everyone's: report cards will be sent home)
+    r"|各科成绩|考试成绩|综合素质评价|排名表|排名榜|report card(?!s)|transcript(?!s)"
+)
+
 # (pattern, kind, needs academic context, a number a spec prefix such as 满分 disqualifies)
 _Item = tuple[re.Pattern[str], str, bool, bool]
 _ITEMS: Final[tuple[_Item, ...]] = (
     (
         fast_compile(
-            r"[0-9](?<![0-9.][0-9])[0-9]*(?:\.[0-9]+)?\s*多?\s*(?:分(?![钟之析别成为组类配享布解子母段"
-            r"开期批层工散支针秒米贝饱熟制辨裂化流队校区院部店行担寸])|"
+            rf"[0-9](?<![0-9.][0-9])[0-9]*(?:\.[0-9]+)?\s*多?\s*(?:分(?![{_NOT_SCORE_AFTER}])|"
             + en("point", "points", "pts", "marks")
             + ")"
         ),
@@ -280,11 +290,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         False,
     ),
     (
-        fast_compile(
-            r"成绩单|成绩表|成绩条|分数条|分数单|成绩册|成绩报告单?|素质报告[册单]|报告册|成绩记录"
-            # (plural English ones are everyone's: report cards will be sent home)
-            r"|各科成绩|考试成绩|综合素质评价|排名表|排名榜|report card(?!s)|transcript(?!s)"
-        ),
+        _TRANSCRIPT_RE,
         "transcript",
         False,
         False,
@@ -384,6 +390,105 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
     "transcript": ("成绩", "分数", "报告", "综合素质", "排名", "report card", "transcript"),
 }
 _ANCHORS: Final = Anchors(GATE_LITERALS)
+
+# --------------------------------------------------------------------------------------
+# Confirming a loose anchor where the trigger pass finds it
+# --------------------------------------------------------------------------------------
+
+# Some anchors are everywhere in teacher text (10分钟, 满分100分, 期末复习, 考试时间): the
+# trigger pass (memory.redline.engine) asks these checks before it marks a sentence.
+# Each is a necessary condition for a match of its kind that holds the anchor at
+# [start, end) and that the spec prefix does not veto (a test checks it on matches
+# generated from the patterns): False means no such match can hold this occurrence.
+_SCORE_TAIL_RE: Final = re.compile(rf"\s*多?\s*(?:分(?![{_NOT_SCORE_AFTER}])|(?i:point|pts|marks))")
+_CN_SCORE_TAIL_RE: Final = re.compile(r"多?\s*分(?![钟之])")
+_FRACTION_TAIL_RE: Final = re.compile(r"\s*/")
+_ROSTER_TAIL_RE: Final = re.compile(r"\s*[、,;]")
+_BARE_TAIL_RE: Final = re.compile(
+    r"试?(?:总分|成绩|数学|语文|英语|物理|化学|[^0-9,:;。!?]{0,4}?)"
+    rf"(?:考了个?|得了|只有|才|是|为|拿了)?\s*(?:[0-9]|{_CN_NUM})"
+)
+_SCORE_WORD_TAIL_RE: Final = re.compile(
+    r"[ds]?\s*(?:是|为|:|of|is|was|only|只有)?\s*[0-9]", re.IGNORECASE
+)
+_STANDING_TAIL_RE: Final = re.compile(
+    r"(?:很|太|特别|非常|挺|比较|一直|还|都|也|向来|始终){0,2}"
+    r"(?:差|好|一般|不好|不错|优异|拔尖|平平|薄弱|扎实|垫底)"
+)
+# The last character of what may stand before 满分 in the ``approx`` pattern.
+_FULL_MARKS_BEFORE: Final = frozenset("考了拿得测试验写个近点文学语理史治物")
+_DELIM_RE: Final = re.compile(r"[。!?;\n\r.]")
+
+
+def _spec_before(text: str, number_start: int) -> bool:
+    """The spec prefix vetoes a number starting here (满分100分), decided without the
+    sentence's bounds: only when no delimiter lies in the window the veto reads."""
+    lo = max(0, number_start - 8)
+    return _DELIM_RE.search(text, lo, number_start) is None and (
+        _SPEC_PREFIX_RE.search(text, lo, number_start) is not None
+    )
+
+
+def _number_start(text: str, end: int, chars: str) -> int:
+    while end and text[end - 1] in chars:
+        end -= 1
+    return end
+
+
+def _confirm_score(text: str, start: int, end: int) -> bool:
+    if not "0" <= text[start] <= "9":
+        return True  # point, pts, marks
+    return _SCORE_TAIL_RE.match(text, start + 1) is not None and not _spec_before(
+        text, _number_start(text, start + 1, DIGITS + ".")
+    )
+
+
+def _confirm_cn_score(text: str, start: int, end: int) -> bool:
+    return _CN_SCORE_TAIL_RE.match(text, start + 2) is not None and not _spec_before(
+        text, _number_start(text, start + 2, CN_NUMERALS)
+    )
+
+
+def _confirm_full_marks(text: str, start: int, end: int) -> bool:
+    if text[start:end] != "满分":
+        return True
+    at = start
+    while at and text[at - 1] in VIEW_SPACES:
+        at -= 1
+    return at > 0 and text[at - 1] in _FULL_MARKS_BEFORE
+
+
+def _confirm_transcript(text: str, start: int, end: int) -> bool:
+    return _TRANSCRIPT_RE.search(text, max(0, start - 4), min(len(text), end + 4)) is not None
+
+
+def _confirm_standing(text: str, start: int, end: int) -> bool:
+    if text[start:end] != "成绩":
+        return True
+    return _STANDING_TAIL_RE.match(text, end) is not None
+
+
+def _tail(pattern: re.Pattern[str], *, at_end: bool = True) -> Callable[[str, int, int], bool]:
+    """A check that ``pattern`` matches right after the anchor (or after its first
+    character, the digit of "5 ")."""
+
+    def confirm(text: str, start: int, end: int) -> bool:
+        return pattern.match(text, end if at_end else start + 1) is not None
+
+    return confirm
+
+
+CONFIRMS: Final[dict[str, Callable[[str, int, int], bool]]] = {
+    "score": _confirm_score,
+    "approx_score": _confirm_cn_score,
+    "fraction": _tail(_FRACTION_TAIL_RE, at_end=False),
+    "roster": _tail(_ROSTER_TAIL_RE, at_end=False),
+    "bare_number": _tail(_BARE_TAIL_RE),
+    "score_word": _tail(_SCORE_WORD_TAIL_RE),
+    "approx": _confirm_full_marks,
+    "transcript": _confirm_transcript,
+    "qualitative": _confirm_standing,
+}
 LETTER_GATE_RE: Final = re.compile(r"[A-F](?![A-Za-z0-9])")
 
 

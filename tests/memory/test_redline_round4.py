@@ -117,5 +117,7 @@ def test_full_width_and_zero_width_forms_decide_alike(
     typed = full_width(text) if wide else text
     chars = list(typed)
     for _ in range(data.draw(st.integers(0, 4))):
-        chars.insert(data.draw(st.integers(1, len(chars) - 1)), data.draw(st.sampled_from(_INVISIBLES)))
+        chars.insert(
+            data.draw(st.integers(1, len(chars) - 1)), data.draw(st.sampled_from(_INVISIBLES))
+        )
     assert (category in _categories("".join(chars))) is blocked
