@@ -141,6 +141,23 @@ def _literal_checks() -> dict[int, _Check]:
 
 
 _CHECKS: Final = _literal_checks()
+
+
+def _anchor_keys() -> tuple[tuple[str, ...], ...]:
+    """For each literal, the grade kinds and the health cue key it is an anchor of (the
+    keys of :class:`memory.redline.base.Anchors` in the recognisers)."""
+    keys: dict[str, list[str]] = {}
+    for table in (grades.GATE_LITERALS, health.CUE_ANCHORS_TABLE):
+        for key, lits in table.items():
+            for lit in {lit.lower() for lit in lits}:
+                keys.setdefault(lit, []).append(key)
+    return tuple(tuple(keys.get(lit, ())) for lit in _LITERALS)
+
+
+_ANCHOR_KEYS: Final = _anchor_keys()
+_TERM_LITERALS: Final = frozenset(
+    i for i, lit in enumerate(_LITERALS) if lit in {t.lower() for t in health.term_set()}
+)
 _ANY_CAPITAL_RE: Final = re.compile("[A-F]")
 # The separator of the sentences scanned together: a sentence delimiter that no grade or
 # health pattern can match across (unlike a line break, which \s matches).
@@ -177,7 +194,9 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
         bounds = zip([0, *ends], [*starts, length], strict=True)
         return [(lo, hi) for lo, hi in bounds if hi > lo]
     positions: list[int] = []
-    for i, start, end in _TRIGGERS.find_matches_as_indexes(folded, overlapping=True):
+    occurrences = _TRIGGERS.find_matches_as_indexes(folded, overlapping=True)
+    doc.triggers = occurrences
+    for i, start, end in occurrences:
         if i in _WORD_ONLY and (
             (start and _is_word(text[start - 1])) or (end < length and _is_word(text[end]))
         ):
@@ -230,7 +249,9 @@ def _previous_end(text: str, reversed_text: str, pos: int) -> int:
         at = b
 
 
-def _batch(text: str, sentences: list[tuple[int, int]]) -> tuple[list[int], list[Finding]]:
+def _batch(
+    text: str, sentences: list[tuple[int, int]], triggers: list[tuple[int, int, int]] | None = None
+) -> tuple[list[int], list[Finding]]:
     """The grade and health findings of the sentences, scanned together: each sentence's
     start in the batch and the findings in batch offsets.
 
@@ -239,13 +260,46 @@ def _batch(text: str, sentences: list[tuple[int, int]]) -> tuple[list[int], list
     and scanned in one pass of the recognisers (one pass per pattern over a short text
     rather than one per sentence).
     """
-    pieces = [text[lo:hi] for lo, hi in sentences]
     offsets: list[int] = []
     at = 0
-    for piece in pieces:
+    for lo, hi in sentences:
         offsets.append(at)
-        at += len(piece) + 1
-    return offsets, _run(CLAUSE_RECOGNISERS, Doc(_JOIN.join(pieces)))
+        at += hi - lo + 1
+    return offsets, _run(CLAUSE_RECOGNISERS, _batch_doc(text, sentences, offsets, triggers))
+
+
+def _batch_doc(
+    text: str,
+    sentences: list[tuple[int, int]],
+    offsets: list[int],
+    triggers: list[tuple[int, int, int]] | None,
+) -> Doc:
+    """The batch of the sentences, carrying what the trigger pass over the whole text
+    found in them (the anchors of every grade kind and of the health cues, the health
+    vocabulary's leftmost-longest matches), so the recognisers run no automaton again."""
+    batch = Doc(_JOIN.join(text[lo:hi] for lo, hi in sentences))
+    if triggers is None:
+        return batch
+    starts = [lo for lo, _ in sentences]
+    anchors: dict[str, list[int]] = {}
+    terms: list[tuple[int, int]] = []
+    term_set = health.term_set()
+    for i, start, end in triggers:
+        k = bisect_right(starts, start) - 1
+        if k < 0 or end > sentences[k][1]:
+            continue  # in no sentence of the batch, or across its end
+        at = start - starts[k] + offsets[k]
+        for key in _ANCHOR_KEYS[i]:
+            anchors.setdefault(key, []).append(at)
+        if i in _TERM_LITERALS and text[start:end] in term_set:
+            terms.append((at, at + end - start))
+    terms.sort(key=lambda t: (t[0], -t[1]))
+    longest: list[tuple[int, int]] = []
+    for term in terms:  # leftmost-longest, as the vocabulary's automaton matches
+        if not longest or term[0] >= longest[-1][1]:
+            longest.append(term)
+    batch.anchors, batch.terms = anchors, longest
+    return batch
 
 
 def _by_sentence(text: str, sentences: list[tuple[int, int]]) -> list[list[Finding]]:
@@ -279,7 +333,7 @@ def _clause_spans(doc: Doc) -> list[_Span]:
     if len(_SENTENCE_CACHE) + len(missing) > _SENTENCE_CACHE_LIMIT:
         _SENTENCE_CACHE.clear()
     sentences = [(starts[0], starts[0] + len(s)) for s, starts in missing.items()]
-    offsets, findings = _batch(text, sentences)
+    offsets, findings = _batch(text, sentences, doc.triggers)
     own: list[list[_Span]] = [[] for _ in sentences]
     for f in findings:
         if f.blocked and f.end > f.start:

@@ -555,7 +555,7 @@ class GradeRecogniser:
     def find(self, doc: Doc) -> list[Candidate]:
         text = doc.text
         out: list[Candidate] = []
-        anchored = _ANCHORS.positions(text)
+        anchored = _ANCHORS.positions(text) if doc.anchors is None else doc.anchors
         for pattern, kind, _, spec_sensitive in _ITEMS:
             if anchored is not None and kind in GATE_LITERALS:
                 matches = anchored_matches(doc, pattern, anchored.get(kind))

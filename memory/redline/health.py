@@ -40,6 +40,7 @@ from memory.redline.base import (
     back,
     en,
     fast_compile,
+    followed_by,
     words,
 )
 from memory.redline.persons import segment, subject_of
@@ -97,6 +98,12 @@ def _terms() -> AhoCorasick:
 
 
 @cache
+def term_set() -> frozenset[str]:
+    """The vocabulary's terms the automaton of :func:`_terms` matches (case kept)."""
+    return frozenset(t for t in vocabulary() if not t.isascii())
+
+
+@cache
 def latin_terms() -> LatinWords:
     return LatinWords([*(t for t in vocabulary() if t.isascii()), *EN_TERMS])
 
@@ -136,7 +143,8 @@ CUE_ANCHORS_TABLE: Final[dict[str, tuple[str, ...]]] = {
         "发炎",
         "晕倒",
         "昏倒",
-        *("体温", "看病", "看急诊", "看门诊", "看中医", "看西医"),
+        "体温",
+        *followed_by(("看", "看了", "看过"), ("病", "中医", "西医", "门诊")),
         *("broke", "broken", "sprained"),
     ),
 }
@@ -258,9 +266,14 @@ class HealthRecogniser:
 
     def find(self, doc: Doc) -> list[Candidate]:
         text = doc.text
-        out = [Candidate(s, e, "term") for _, s, e in _terms().find_matches_as_indexes(text)]
+        terms = (
+            [(s, e) for _, s, e in _terms().find_matches_as_indexes(text)]
+            if doc.terms is None
+            else doc.terms
+        )
+        out = [Candidate(s, e, "term") for s, e in terms]
         out += [Candidate(m.start(), m.end(), "head") for m in _HEAD_RE.finditer(text)]
-        anchored = _CUE_ANCHORS.positions(text)
+        anchored = _CUE_ANCHORS.positions(text) if doc.anchors is None else doc.anchors
         cues = (
             list(_CUE_RE.finditer(text))
             if anchored is None

@@ -215,3 +215,24 @@ def test_a_sentence_finds_the_same_whatever_its_neighbours(text: str) -> None:
         shift = len(before)
         got = [Hit(h.category, h.start - shift, h.end - shift) for h in scan(before + text)]
         assert [h for h in got if h.start >= 0] == alone
+
+
+def test_the_batch_reuses_what_its_own_automata_would_find() -> None:
+    # The anchors and health terms a batch carries from the trigger pass over the whole
+    # text are the ones the recognisers' automata find on the batch itself.
+    texts = _dev_texts()
+    joined = ["\n".join(texts[i : i + 7]) for i in range(0, len(texts), 7)]
+    for text in [*joined, "Ｂ超显示他有肾结石。b超单在这里", "班长住院了\n期末87分"]:
+        doc = Doc(text_view(text).text)
+        sentences = engine._triggered(doc)
+        offsets, _ = engine._batch(doc.text, sentences)
+        carried = engine._batch_doc(doc.text, sentences, offsets, doc.triggers)
+        plain = Doc(carried.text)
+        expected = grades._ANCHORS.positions(plain.text) or {}
+        expected |= health._CUE_ANCHORS.positions(plain.text) or {}
+        assert carried.anchors is not None
+        assert {k: sorted(v) for k, v in carried.anchors.items()} == {
+            k: sorted(v) for k, v in expected.items()
+        }
+        own = [(s, e) for _, s, e in health._terms().find_matches_as_indexes(plain.text)]
+        assert carried.terms == own
