@@ -178,6 +178,10 @@ def _is_word(ch: str) -> bool:
     return ch.isascii() and (ch.isalnum() or ch == "_")
 
 
+# From this many trigger positions on, the whole text is delimited at once.
+_DELIMIT_ALL_FROM: Final = 8
+
+
 def _triggered(doc: Doc) -> list[tuple[int, int]]:
     """The sentences of ``doc`` that hold a grade or health trigger, in order: a literal of
     the automaton (short English ones as whole words) or a letter grade's capital.
@@ -211,11 +215,23 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
         return []
     positions.sort()
     reversed_text = text[::-1]
+    # With many triggers, delimiting the whole text once is cheaper than two searches
+    # per sentence; a position on a delimiter run is still found by the searches.
+    delims = doc.sentence_delims() if len(positions) > _DELIMIT_ALL_FROM else None
     out: list[tuple[int, int]] = []
     hi = -1
     for pos in positions:
         if pos < hi:
             continue  # in the sentence found last
+        if delims is not None:
+            starts, ends = delims
+            k = bisect_right(starts, pos)
+            if not (k and pos < ends[k - 1]):
+                lo = ends[k - 1] if k else 0
+                hi = starts[k] if k < len(starts) else length
+                if hi > lo and (not out or out[-1] != (lo, hi)):
+                    out.append((lo, hi))
+                continue
         lo = _previous_end(text, reversed_text, pos)
         hi = _next_start(text, pos)
         if hi > lo and (not out or out[-1] != (lo, hi)):

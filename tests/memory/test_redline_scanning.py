@@ -236,3 +236,19 @@ def test_the_batch_reuses_what_its_own_automata_would_find() -> None:
         }
         own = [(s, e) for _, s, e in health._terms().find_matches_as_indexes(plain.text)]
         assert carried.terms == own
+
+
+@_GENERATED
+@given(text=st.text(st.sampled_from("考了分5 .。\n!不到满分期末87李华住院…"), max_size=60))
+def test_delimiting_the_whole_text_finds_the_same_sentences(text: str) -> None:
+    # Many triggers: the whole text is delimited once; few: two searches per sentence.
+    view = text_view(text).text
+    threshold = engine._DELIMIT_ALL_FROM
+    try:
+        engine._DELIMIT_ALL_FROM = 0
+        at_once = engine._triggered(Doc(view))
+        engine._DELIMIT_ALL_FROM = 10**9
+        searched = engine._triggered(Doc(view))
+    finally:
+        engine._DELIMIT_ALL_FROM = threshold
+    assert at_once == searched
