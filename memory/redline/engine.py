@@ -197,7 +197,9 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
         starts, ends = doc.sentence_delims()
         bounds = zip([0, *ends], [*starts, length], strict=True)
         return [(lo, hi) for lo, hi in bounds if hi > lo]
-    positions: list[int] = []
+    # (start, end, check): a check, when the literal is loose, is asked only for the
+    # sentences not in the cache (a cached one is served from it anyway).
+    entries: list[tuple[int, int, _Check | None]] = []
     occurrences = _TRIGGERS.find_matches_as_indexes(folded, overlapping=True)
     doc.triggers = occurrences
     for i, start, end in occurrences:
@@ -205,37 +207,46 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
             (start and _is_word(text[start - 1])) or (end < length and _is_word(text[end]))
         ):
             continue
-        check = _CHECKS.get(i)
-        if check is not None and not check(text, start, end):
-            continue
-        positions.append(start)
+        entries.append((start, end, _CHECKS.get(i)))
     if _ANY_CAPITAL_RE.search(text):
-        positions += [m.start() for m in grades.LETTER_GATE_RE.finditer(text)]
-    if not positions:
+        entries += [(m.start(), m.end(), None) for m in grades.LETTER_GATE_RE.finditer(text)]
+    if not entries:
         return []
-    positions.sort()
+    entries.sort(key=lambda e: e[0])
     reversed_text = text[::-1]
     # With many triggers, delimiting the whole text once is cheaper than two searches
     # per sentence; a position on a delimiter run is still found by the searches.
-    delims = doc.sentence_delims() if len(positions) > _DELIMIT_ALL_FROM else None
+    delims = doc.sentence_delims() if len(entries) > _DELIMIT_ALL_FROM else None
     out: list[tuple[int, int]] = []
-    hi = -1
-    for pos in positions:
-        if pos < hi:
-            continue  # in the sentence found last
+    n = len(entries)
+    i = 0
+    while i < n:
+        pos = entries[i][0]
+        lo = hi = -1
         if delims is not None:
             starts, ends = delims
             k = bisect_right(starts, pos)
             if not (k and pos < ends[k - 1]):
                 lo = ends[k - 1] if k else 0
                 hi = starts[k] if k < len(starts) else length
-                if hi > lo and (not out or out[-1] != (lo, hi)):
-                    out.append((lo, hi))
-                continue
-        lo = _previous_end(text, reversed_text, pos)
-        hi = _next_start(text, pos)
-        if hi > lo and (not out or out[-1] != (lo, hi)):
+        if lo < 0:
+            lo = _previous_end(text, reversed_text, pos)
+            hi = _next_start(text, pos)
+        j = i + 1
+        while j < n and entries[j][0] < hi:
+            j += 1  # in the same sentence
+        group, i = entries[i:j], j
+        if hi <= lo or (out and out[-1] == (lo, hi)):
+            continue
+        sentence = text[lo:hi]
+        if sentence in _SENTENCE_CACHE or any(
+            check is None or check(text, start, end) for start, end, check in group
+        ):
             out.append((lo, hi))
+        elif len(_SENTENCE_CACHE) < _SENTENCE_CACHE_LIMIT:
+            # Every trigger of the sentence is a loose anchor no match can hold: it has
+            # no finding, and is remembered as such.
+            _SENTENCE_CACHE[sentence] = ()
     return out
 
 
