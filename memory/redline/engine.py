@@ -87,13 +87,17 @@ def _run(recognisers: tuple[Recogniser, ...], doc: Doc) -> list[Finding]:
 # health vocabulary, English health words, the condition heads): a sentence holding none
 # of them can hold no grade or health finding and is skipped after one automaton pass.
 # (The letter grade, A-F after a verb as short as 是, has its own gate below.)
-def _trigger_literals() -> list[str]:
-    literals = {lit.lower() for lits in grades.GATE_LITERALS.values() for lit in lits}
-    literals |= {lit.lower() for lits in health.CUE_ANCHORS_TABLE.values() for lit in lits}
+def _health_literals() -> set[str]:
+    """The health rules' literals (cue anchors, the vocabulary, condition heads)."""
+    literals = {lit.lower() for lits in health.CUE_ANCHORS_TABLE.values() for lit in lits}
     literals |= {t.lower() for t in health.vocabulary()}
     literals |= {t.lower() for t in health.EN_TERMS}
-    literals |= set(health.HEAD_LITERALS)
-    return sorted(literals)
+    return literals | set(health.HEAD_LITERALS)
+
+
+def _trigger_literals() -> list[str]:
+    literals = {lit.lower() for lits in grades.GATE_LITERALS.values() for lit in lits}
+    return sorted(literals | _health_literals())
 
 
 _LITERALS: Final = _trigger_literals()
@@ -124,14 +128,7 @@ def _literal_checks() -> dict[int, _Check]:
     for kind, lits in grades.GATE_LITERALS.items():
         for lit in lits:
             owners.setdefault(lit.lower(), set()).add(kind)
-    health_literals = set(_LITERALS) - {
-        lit.lower() for lits in grades.GATE_LITERALS.values() for lit in lits
-    }
-    health_literals |= {lit.lower() for lits in health.CUE_ANCHORS_TABLE.values() for lit in lits}
-    health_literals |= {t.lower() for t in health.vocabulary()} | {
-        t.lower() for t in health.EN_TERMS
-    }
-    health_literals |= set(health.HEAD_LITERALS)
+    health_literals = _health_literals()
     checks: dict[int, _Check] = {}
     for i, lit in enumerate(_LITERALS):
         kinds = owners.get(lit, set())
