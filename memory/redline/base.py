@@ -134,6 +134,13 @@ class Doc:
     _clauses: dict[int, list[int]] = field(default_factory=dict)
     _persons: dict[tuple[int, int], list[PersonRef]] = field(default_factory=dict)
     _digits: list[tuple[Category, int, int, str]] | None = None
+    # Set by the engine for a batch of sentences, from its trigger pass over the whole
+    # text (None: the recognisers run their own automata): the anchor starts of each
+    # grade kind and of the health cues, and the health vocabulary's matches.
+    anchors: dict[str, list[int]] | None = None
+    terms: list[tuple[int, int]] | None = None
+    # The trigger pass's literal occurrences (literal, start, end) in this text.
+    triggers: list[tuple[int, int, int]] | None = None
 
     def digits(
         self, compute: Callable[[str], list[tuple[Category, int, int, str]]]

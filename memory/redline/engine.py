@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -86,13 +87,17 @@ def _run(recognisers: tuple[Recogniser, ...], doc: Doc) -> list[Finding]:
 # health vocabulary, English health words, the condition heads): a sentence holding none
 # of them can hold no grade or health finding and is skipped after one automaton pass.
 # (The letter grade, A-F after a verb as short as 是, has its own gate below.)
-def _trigger_literals() -> list[str]:
-    literals = {lit.lower() for lits in grades.GATE_LITERALS.values() for lit in lits}
-    literals |= {lit.lower() for lits in health.CUE_ANCHORS_TABLE.values() for lit in lits}
+def _health_literals() -> set[str]:
+    """The health rules' literals (cue anchors, the vocabulary, condition heads)."""
+    literals = {lit.lower() for lits in health.CUE_ANCHORS_TABLE.values() for lit in lits}
     literals |= {t.lower() for t in health.vocabulary()}
     literals |= {t.lower() for t in health.EN_TERMS}
-    literals |= set(health.HEAD_LITERALS)
-    return sorted(literals)
+    return literals | set(health.HEAD_LITERALS)
+
+
+def _trigger_literals() -> list[str]:
+    literals = {lit.lower() for lits in grades.GATE_LITERALS.values() for lit in lits}
+    return sorted(literals | _health_literals())
 
 
 _LITERALS: Final = _trigger_literals()
@@ -103,6 +108,52 @@ _TRIGGERS: Final = AhoCorasick(_LITERALS, implementation=Implementation.DFA)
 # (project, fluent) they are everywhere. Longer ones count anywhere (a superset).
 _WORD_ONLY: Final = frozenset(
     i for i, lit in enumerate(_LITERALS) if lit.isascii() and lit.isalpha() and len(lit) <= 3
+)
+
+
+_Check = Callable[[str, int, int], bool]
+
+
+def _any_of(checks: tuple[_Check, ...]) -> _Check:
+    if len(checks) == 1:
+        return checks[0]
+    return lambda text, start, end: any(check(text, start, end) for check in checks)
+
+
+def _literal_checks() -> dict[int, _Check]:
+    """For each literal that only grade kinds with a confirming check own (10分, 期末,
+    满分 …), those checks: an occurrence none of them confirms marks no sentence. A
+    literal a health rule or an unchecked kind owns always counts."""
+    owners: dict[str, set[str]] = {}
+    for kind, lits in grades.GATE_LITERALS.items():
+        for lit in lits:
+            owners.setdefault(lit.lower(), set()).add(kind)
+    health_literals = _health_literals()
+    checks: dict[int, _Check] = {}
+    for i, lit in enumerate(_LITERALS):
+        kinds = owners.get(lit, set())
+        if kinds and lit not in health_literals and kinds <= grades.CONFIRMS.keys():
+            checks[i] = _any_of(tuple(grades.CONFIRMS[k] for k in sorted(kinds)))
+    return checks
+
+
+_CHECKS: Final = _literal_checks()
+
+
+def _anchor_keys() -> tuple[tuple[str, ...], ...]:
+    """For each literal, the grade kinds and the health cue key it is an anchor of (the
+    keys of :class:`memory.redline.base.Anchors` in the recognisers)."""
+    keys: dict[str, list[str]] = {}
+    for table in (grades.GATE_LITERALS, health.CUE_ANCHORS_TABLE):
+        for key, lits in table.items():
+            for lit in {lit.lower() for lit in lits}:
+                keys.setdefault(lit, []).append(key)
+    return tuple(tuple(keys.get(lit, ())) for lit in _LITERALS)
+
+
+_ANCHOR_KEYS: Final = _anchor_keys()
+_TERM_LITERALS: Final = frozenset(
+    i for i, lit in enumerate(_LITERALS) if lit in {t.lower() for t in health.term_set()}
 )
 _ANY_CAPITAL_RE: Final = re.compile("[A-F]")
 # The separator of the sentences scanned together: a sentence delimiter that no grade or
@@ -124,6 +175,10 @@ def _is_word(ch: str) -> bool:
     return ch.isascii() and (ch.isalnum() or ch == "_")
 
 
+# From this many trigger positions on, the whole text is delimited at once.
+_DELIMIT_ALL_FROM: Final = 8
+
+
 def _triggered(doc: Doc) -> list[tuple[int, int]]:
     """The sentences of ``doc`` that hold a grade or health trigger, in order: a literal of
     the automaton (short English ones as whole words) or a letter grade's capital.
@@ -139,28 +194,56 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
         starts, ends = doc.sentence_delims()
         bounds = zip([0, *ends], [*starts, length], strict=True)
         return [(lo, hi) for lo, hi in bounds if hi > lo]
-    positions: list[int] = []
-    for i, start, end in _TRIGGERS.find_matches_as_indexes(folded, overlapping=True):
+    # (start, end, check): a check, when the literal is loose, is asked only for the
+    # sentences not in the cache (a cached one is served from it anyway).
+    entries: list[tuple[int, int, _Check | None]] = []
+    occurrences = _TRIGGERS.find_matches_as_indexes(folded, overlapping=True)
+    doc.triggers = occurrences
+    for i, start, end in occurrences:
         if i in _WORD_ONLY and (
             (start and _is_word(text[start - 1])) or (end < length and _is_word(text[end]))
         ):
             continue
-        positions.append(start)
+        entries.append((start, end, _CHECKS.get(i)))
     if _ANY_CAPITAL_RE.search(text):
-        positions += [m.start() for m in grades.LETTER_GATE_RE.finditer(text)]
-    if not positions:
+        entries += [(m.start(), m.end(), None) for m in grades.LETTER_GATE_RE.finditer(text)]
+    if not entries:
         return []
-    positions.sort()
+    entries.sort(key=lambda e: e[0])
     reversed_text = text[::-1]
+    # With many triggers, delimiting the whole text once is cheaper than two searches
+    # per sentence; a position on a delimiter run is still found by the searches.
+    delims = doc.sentence_delims() if len(entries) > _DELIMIT_ALL_FROM else None
     out: list[tuple[int, int]] = []
-    hi = -1
-    for pos in positions:
-        if pos < hi:
-            continue  # in the sentence found last
-        lo = _previous_end(text, reversed_text, pos)
-        hi = _next_start(text, pos)
-        if hi > lo and (not out or out[-1] != (lo, hi)):
+    n = len(entries)
+    i = 0
+    while i < n:
+        pos = entries[i][0]
+        lo = hi = -1
+        if delims is not None:
+            starts, ends = delims
+            k = bisect_right(starts, pos)
+            if not (k and pos < ends[k - 1]):
+                lo = ends[k - 1] if k else 0
+                hi = starts[k] if k < len(starts) else length
+        if lo < 0:
+            lo = _previous_end(text, reversed_text, pos)
+            hi = _next_start(text, pos)
+        j = i + 1
+        while j < n and entries[j][0] < hi:
+            j += 1  # in the same sentence
+        group, i = entries[i:j], j
+        if hi <= lo or (out and out[-1] == (lo, hi)):
+            continue
+        sentence = text[lo:hi]
+        if sentence in _SENTENCE_CACHE or any(
+            check is None or check(text, start, end) for start, end, check in group
+        ):
             out.append((lo, hi))
+        elif len(_SENTENCE_CACHE) < _SENTENCE_CACHE_LIMIT:
+            # Every trigger of the sentence is a loose anchor no match can hold: it has
+            # no finding, and is remembered as such.
+            _SENTENCE_CACHE[sentence] = ()
     return out
 
 
@@ -190,23 +273,64 @@ def _previous_end(text: str, reversed_text: str, pos: int) -> int:
         at = b
 
 
-def _by_sentence(text: str, sentences: list[tuple[int, int]]) -> list[list[Finding]]:
-    """The grade and health findings of each sentence, offsets relative to it.
+def _batch(
+    text: str, sentences: list[tuple[int, int]], triggers: list[tuple[int, int, int]] | None = None
+) -> tuple[list[int], list[Finding]]:
+    """The grade and health findings of the sentences, scanned together: each sentence's
+    start in the batch and the findings in batch offsets.
 
     Every grade and health rule looks no further than the sentence of its trigger, so a
-    sentence's findings depend on its text alone. The sentences are scanned together,
-    joined by a full stop, in one pass of the recognisers (one pass per pattern over a
-    short text rather than one per sentence).
+    sentence's findings depend on its text alone. The sentences are joined by a full stop
+    and scanned in one pass of the recognisers (one pass per pattern over a short text
+    rather than one per sentence).
     """
-    pieces = [text[lo:hi] for lo, hi in sentences]
-    batch = Doc(_JOIN.join(pieces))
     offsets: list[int] = []
     at = 0
-    for piece in pieces:
+    for lo, hi in sentences:
         offsets.append(at)
-        at += len(piece) + 1
-    found: list[list[Finding]] = [[] for _ in pieces]
-    for f in _run(CLAUSE_RECOGNISERS, batch):
+        at += hi - lo + 1
+    return offsets, _run(CLAUSE_RECOGNISERS, _batch_doc(text, sentences, offsets, triggers))
+
+
+def _batch_doc(
+    text: str,
+    sentences: list[tuple[int, int]],
+    offsets: list[int],
+    triggers: list[tuple[int, int, int]] | None,
+) -> Doc:
+    """The batch of the sentences, carrying what the trigger pass over the whole text
+    found in them (the anchors of every grade kind and of the health cues, the health
+    vocabulary's leftmost-longest matches), so the recognisers run no automaton again."""
+    batch = Doc(_JOIN.join(text[lo:hi] for lo, hi in sentences))
+    if triggers is None:
+        return batch
+    starts = [lo for lo, _ in sentences]
+    anchors: dict[str, list[int]] = {}
+    terms: list[tuple[int, int]] = []
+    term_set = health.term_set()
+    for i, start, end in triggers:
+        k = bisect_right(starts, start) - 1
+        if k < 0 or end > sentences[k][1]:
+            continue  # in no sentence of the batch, or across its end
+        at = start - starts[k] + offsets[k]
+        for key in _ANCHOR_KEYS[i]:
+            anchors.setdefault(key, []).append(at)
+        if i in _TERM_LITERALS and text[start:end] in term_set:
+            terms.append((at, at + end - start))
+    terms.sort(key=lambda t: (t[0], -t[1]))
+    longest: list[tuple[int, int]] = []
+    for term in terms:  # leftmost-longest, as the vocabulary's automaton matches
+        if not longest or term[0] >= longest[-1][1]:
+            longest.append(term)
+    batch.anchors, batch.terms = anchors, longest
+    return batch
+
+
+def _by_sentence(text: str, sentences: list[tuple[int, int]]) -> list[list[Finding]]:
+    """The grade and health findings of each sentence, offsets relative to it."""
+    offsets, findings = _batch(text, sentences)
+    found: list[list[Finding]] = [[] for _ in sentences]
+    for f in findings:
         k = bisect_right(offsets, f.start) - 1
         found[k].append(replace(f, start=f.start - offsets[k], end=f.end - offsets[k]))
     return found
@@ -214,24 +338,34 @@ def _by_sentence(text: str, sentences: list[tuple[int, int]]) -> list[list[Findi
 
 def _clause_spans(doc: Doc) -> list[_Span]:
     """Blocked grade and health spans of ``doc``, decided sentence by sentence (cached by
-    the sentence's text; the sentences not in the cache are scanned in one batch)."""
+    the sentence's text; the sentences not in the cache are scanned in one batch, each
+    distinct one once)."""
     text = doc.text
     out: list[_Span] = []
-    missing: list[tuple[int, int]] = []
+    missing: dict[str, list[int]] = {}  # sentence text -> its starts in ``text``
     for lo, hi in _triggered(doc):
-        cached = _SENTENCE_CACHE.get(text[lo:hi])
-        if cached is None:
-            missing.append((lo, hi))
-        else:
+        sentence = text[lo:hi]
+        cached = _SENTENCE_CACHE.get(sentence)
+        if cached is not None:
             out += [(c, lo + a, lo + b) for c, a, b in cached]
+        elif sentence in missing:
+            missing[sentence].append(lo)
+        else:
+            missing[sentence] = [lo]
     if not missing:
         return out
     if len(_SENTENCE_CACHE) + len(missing) > _SENTENCE_CACHE_LIMIT:
         _SENTENCE_CACHE.clear()
-    for (lo, hi), own in zip(missing, _by_sentence(text, missing), strict=True):
-        spans = tuple((f.category, f.start, f.end) for f in own if f.blocked and f.end > f.start)
-        _SENTENCE_CACHE[text[lo:hi]] = spans
-        out += [(c, lo + a, lo + b) for c, a, b in spans]
+    sentences = [(starts[0], starts[0] + len(s)) for s, starts in missing.items()]
+    offsets, findings = _batch(text, sentences, doc.triggers)
+    own: list[list[_Span]] = [[] for _ in sentences]
+    for f in findings:
+        if f.blocked and f.end > f.start:
+            k = bisect_right(offsets, f.start) - 1
+            own[k].append((f.category, f.start - offsets[k], f.end - offsets[k]))
+    for (sentence, starts), spans in zip(missing.items(), own, strict=True):
+        _SENTENCE_CACHE[sentence] = tuple(spans)
+        out += [(c, lo + a, lo + b) for lo in starts for c, a, b in spans]
     return out
 
 

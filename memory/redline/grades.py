@@ -16,6 +16,7 @@ and team results pass.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Final
 
 from memory.redline.base import (
@@ -58,11 +59,21 @@ _ACADEMIC_RE: Final = fast_compile(
     )
 )
 _CN_NUM: Final = "[零一二三四五六七八九十百两〇]"
+# What follows 分 when it is no score: 分钟, 分之, 分析, 分别, 分成 …
+_NOT_SCORE_AFTER: Final = (
+    "钟之析别成为组类配享布解子母段开期批层工散支针秒米贝饱熟制辨裂化流队校区院部店行担寸"
+)
 _NUM: Final = rf"(?:[0-9]++|{_CN_NUM}++)"
 # What a rank or position number is not followed by when it counts something else.
 _NOT_RANK_TAIL: Final = (
     r"(?!\s*(?:次|周|节|课|单元|章|题|学期|个|届|批|期|天|组|页|轮|场|阶段|部分|行|段|句|排|列"
-    r"|小题|大题|道|年|月))"
+    r"|小题|大题|道|年|月|日|晚|夜|星期|礼拜|会儿|阵|分钟|小时|秒|刻|代|辈|世纪))"
+)
+
+_TRANSCRIPT_RE: Final = fast_compile(
+    r"成绩单|成绩表|成绩条|分数条|分数单|成绩册|成绩报告单?|素质报告[册单]|报告册|成绩记录"
+    # (plural English ones are everyone's: report cards will be sent home)
+    r"|各科成绩|考试成绩|综合素质评价|排名表|排名榜|report card(?!s)|transcript(?!s)"
 )
 
 # (pattern, kind, needs academic context, a number a spec prefix such as 满分 disqualifies)
@@ -70,8 +81,7 @@ _Item = tuple[re.Pattern[str], str, bool, bool]
 _ITEMS: Final[tuple[_Item, ...]] = (
     (
         fast_compile(
-            r"[0-9](?<![0-9.][0-9])[0-9]*(?:\.[0-9]+)?\s*多?\s*(?:分(?![钟之析别成为组类配享布解子母段"
-            r"开期批层工散支针秒米贝饱熟制辨裂化流队校区院部店行担寸])|"
+            rf"[0-9](?<![0-9.][0-9])[0-9]*(?:\.[0-9]+)?\s*多?\s*(?:分(?![{_NOT_SCORE_AFTER}])|"
             + en("point", "points", "pts", "marks")
             + ")"
         ),
@@ -131,7 +141,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     (
         # A bare number or numeral right after an exam word: 月考87, 期中112, 测验七十三.
         fast_compile(
-            r"(?:月考|期中|期末|测验|小测|(?<![上下本这每])周测|周考|模拟考|[一二三]模|单元测试|考试|卷子|听写"
+            r"(?:月考|期中|期末|测验|小测|(?<![上下本这每])周测|周考|模拟考|[一二三]模|单元测试?|考试|卷子|听写"
             r"|默写|quiz"
             r"|test|midterm|final)(?:总分|成绩|数学|语文|英语|物理|化学|[^0-9,:;。!?]{0,4}?)"
             r"(?:考了个?|得了|只有|才|是|为|拿了)?\s*"
@@ -219,7 +229,9 @@ _ITEMS: Final[tuple[_Item, ...]] = (
             r"|补考|重修|红灯|不合格|没过关|没过|没通过|没达标|不达标|考砸|考崩|考糊|考炸|考得?稀烂"
             r"|一塌糊涂|考得?[^,。!?;]{0,3}?(?:很差|太差|真差|差劲|差多了|不理想|很好|不错|挺好|很棒|糟糕)"
             r"|考(?:得|的)?(?:很|太|真|特别|非常|挺)?(?:差|好|烂)"
-            r"|(?<![A-Za-z])(?:failed|fails|flunked|barely passed|passed)(?![A-Za-z])"
+            # Homophone typos of 及格 (不几格, 没极格) and the English verb in Chinese (fail了).
+            r"|(?:不|没有?)(?:几|极|即|急)格"
+            r"|(?<![A-Za-z])(?:failed|fails|fail|flunked|barely passed|passed)(?![A-Za-z])"
             r"|(?<![A-Za-z])(?:below|above) average(?![A-Za-z])"
             r"|(?<![A-Za-z])ranked (?:last|first|top|bottom)(?![A-Za-z])"
         ),
@@ -278,10 +290,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         False,
     ),
     (
-        fast_compile(
-            r"成绩单|成绩表|成绩条|分数条|分数单|成绩册|成绩报告单?|素质报告[册单]|报告册|成绩记录"
-            r"|各科成绩|考试成绩|综合素质评价|排名表|排名榜|report card|transcript"
-        ),
+        _TRANSCRIPT_RE,
         "transcript",
         False,
         False,
@@ -309,7 +318,7 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
     "roster": followed_by(tuple(DIGITS), "、,;" + VIEW_SPACES),
     "bare_number": (
         *("月考", "期中", "期末", "测验", "小测", "周测", "周考", "模拟考", "一模", "二模"),
-        *("三模", "单元测试", "考试", "卷子", "听写", "默写", "quiz", "test", "midterm", "final"),
+        *("三模", "单元测", "考试", "卷子", "听写", "默写", "quiz", "test", "midterm", "final"),
     ),
     # (the tail right after a numeral, a space or the end of a middle part: 九十出头,
     # 80 分左右, 三百名以后; not 40分钟左右)
@@ -346,7 +355,8 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
         *("考炸", "稀烂", "糊涂", "很差", "太差", "真差", "差劲", "差多了", "不理想", "很好"),
         *("不错", "挺好", "很棒", "糟糕", "鸭蛋", "零蛋", "白卷", "全军覆没", "惨不忍睹"),
         *followed_by(("考",), "差好烂得的很太真特非挺"),
-        *("failed", "fails", "flunked", "passed", "average", "ranked"),
+        *("几格", "极格", "即格", "急格"),
+        *("fail", "flunked", "passed", "average", "ranked"),
     ),
     "qualitative": (
         *("top of", "bottom of", "came"),
@@ -380,6 +390,105 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
     "transcript": ("成绩", "分数", "报告", "综合素质", "排名", "report card", "transcript"),
 }
 _ANCHORS: Final = Anchors(GATE_LITERALS)
+
+# --------------------------------------------------------------------------------------
+# Confirming a loose anchor where the trigger pass finds it
+# --------------------------------------------------------------------------------------
+
+# Some anchors are everywhere in teacher text (10分钟, 满分100分, 期末复习, 考试时间): the
+# trigger pass (memory.redline.engine) asks these checks before it marks a sentence.
+# Each is a necessary condition for a match of its kind that holds the anchor at
+# [start, end) and that the spec prefix does not veto (a test checks it on matches
+# generated from the patterns): False means no such match can hold this occurrence.
+_SCORE_TAIL_RE: Final = re.compile(rf"\s*多?\s*(?:分(?![{_NOT_SCORE_AFTER}])|(?i:point|pts|marks))")
+_CN_SCORE_TAIL_RE: Final = re.compile(r"多?\s*分(?![钟之])")
+_FRACTION_TAIL_RE: Final = re.compile(r"\s*/")
+_ROSTER_TAIL_RE: Final = re.compile(r"\s*[、,;]")
+_BARE_TAIL_RE: Final = re.compile(
+    r"试?(?:总分|成绩|数学|语文|英语|物理|化学|[^0-9,:;。!?]{0,4}?)"
+    rf"(?:考了个?|得了|只有|才|是|为|拿了)?\s*(?:[0-9]|{_CN_NUM})"
+)
+_SCORE_WORD_TAIL_RE: Final = re.compile(
+    r"[ds]?\s*(?:是|为|:|of|is|was|only|只有)?\s*[0-9]", re.IGNORECASE
+)
+_STANDING_TAIL_RE: Final = re.compile(
+    r"(?:很|太|特别|非常|挺|比较|一直|还|都|也|向来|始终){0,2}"
+    r"(?:差|好|一般|不好|不错|优异|拔尖|平平|薄弱|扎实|垫底)"
+)
+# The last character of what may stand before 满分 in the ``approx`` pattern.
+_FULL_MARKS_BEFORE: Final = frozenset("考了拿得测试验写个近点文学语理史治物")
+_DELIM_RE: Final = re.compile(r"[。!?;\n\r.]")
+
+
+def _spec_before(text: str, number_start: int) -> bool:
+    """The spec prefix vetoes a number starting here (满分100分), decided without the
+    sentence's bounds: only when no delimiter lies in the window the veto reads."""
+    lo = max(0, number_start - 8)
+    return _DELIM_RE.search(text, lo, number_start) is None and (
+        _SPEC_PREFIX_RE.search(text, lo, number_start) is not None
+    )
+
+
+def _number_start(text: str, end: int, chars: str) -> int:
+    while end and text[end - 1] in chars:
+        end -= 1
+    return end
+
+
+def _confirm_score(text: str, start: int, end: int) -> bool:
+    if not "0" <= text[start] <= "9":
+        return True  # point, pts, marks
+    return _SCORE_TAIL_RE.match(text, start + 1) is not None and not _spec_before(
+        text, _number_start(text, start + 1, DIGITS + ".")
+    )
+
+
+def _confirm_cn_score(text: str, start: int, end: int) -> bool:
+    return _CN_SCORE_TAIL_RE.match(text, start + 2) is not None and not _spec_before(
+        text, _number_start(text, start + 2, CN_NUMERALS)
+    )
+
+
+def _confirm_full_marks(text: str, start: int, end: int) -> bool:
+    if text[start:end] != "满分":
+        return True
+    at = start
+    while at and text[at - 1] in VIEW_SPACES:
+        at -= 1
+    return at > 0 and text[at - 1] in _FULL_MARKS_BEFORE
+
+
+def _confirm_transcript(text: str, start: int, end: int) -> bool:
+    return _TRANSCRIPT_RE.search(text, max(0, start - 4), min(len(text), end + 4)) is not None
+
+
+def _confirm_standing(text: str, start: int, end: int) -> bool:
+    if text[start:end] != "成绩":
+        return True
+    return _STANDING_TAIL_RE.match(text, end) is not None
+
+
+def _tail(pattern: re.Pattern[str], *, at_end: bool = True) -> Callable[[str, int, int], bool]:
+    """A check that ``pattern`` matches right after the anchor (or after its first
+    character, the digit of "5 ")."""
+
+    def confirm(text: str, start: int, end: int) -> bool:
+        return pattern.match(text, end if at_end else start + 1) is not None
+
+    return confirm
+
+
+CONFIRMS: Final[dict[str, Callable[[str, int, int], bool]]] = {
+    "score": _confirm_score,
+    "approx_score": _confirm_cn_score,
+    "fraction": _tail(_FRACTION_TAIL_RE, at_end=False),
+    "roster": _tail(_ROSTER_TAIL_RE, at_end=False),
+    "bare_number": _tail(_BARE_TAIL_RE),
+    "score_word": _tail(_SCORE_WORD_TAIL_RE),
+    "approx": _confirm_full_marks,
+    "transcript": _confirm_transcript,
+    "qualitative": _confirm_standing,
+}
 LETTER_GATE_RE: Final = re.compile(r"[A-F](?![A-Za-z0-9])")
 
 
@@ -446,7 +555,7 @@ class GradeRecogniser:
     def find(self, doc: Doc) -> list[Candidate]:
         text = doc.text
         out: list[Candidate] = []
-        anchored = _ANCHORS.positions(text)
+        anchored = _ANCHORS.positions(text) if doc.anchors is None else doc.anchors
         for pattern, kind, _, spec_sensitive in _ITEMS:
             if anchored is not None and kind in GATE_LITERALS:
                 matches = anchored_matches(doc, pattern, anchored.get(kind))
@@ -513,8 +622,10 @@ class GradeRecogniser:
             text, back(text, start, lo, 16), ahead(text, end, hi, 16)
         ):
             return finding(0.0, "no academic context near it")
-        if kind in _SPEC_VETOED and (
-            _SPEC_CONTEXT_RE.search(text, lo, start) or _SPEC_CONTEXT_RE.search(text, end, hi)
+        if (
+            kind in _SPEC_VETOED
+            and (_SPEC_CONTEXT_RE.search(text, lo, start) or _SPEC_CONTEXT_RE.search(text, end, hi))
+            and not (kind == "transcript" and _possessed(doc, lo, start))
         ):
             return finding(0.1, "a rubric, a paper or a notice, not a result")
         if (
@@ -550,6 +661,21 @@ class GradeRecogniser:
         return finding(
             subject.weight, f"{kind} ({trigger})", f"about {who} ({subject.person.kind})"
         )
+
+
+# A possessor right before a transcript: 宁宁的学期报告册, Tom's transcript.
+_POSSESSIVE_GAP_RE: Final = fast_compile(r"\s*(?:的|'s)\s*[\u4e00-\u9fff]{0,3}\s*$")
+
+
+def _possessed(doc: Doc, lo: int, start: int) -> bool:
+    """An identifiable person owns the transcript starting at ``start`` (their report card
+    to sign is theirs, not a notice's): a strong reference, 的 and at most three
+    characters before it."""
+    text = doc.text
+    return any(
+        r.weight > 0.6 and r.end <= start and _POSSESSIVE_GAP_RE.match(text, r.end, start)
+        for r in persons(doc, lo, doc.sentence(start)[1])
+    )
 
 
 _ROSTER_COUNTS_RE: Final = fast_compile(r"人数|名额|人次|报名|票数|个人|本书|件|张")

@@ -40,6 +40,7 @@ from memory.redline.base import (
     back,
     en,
     fast_compile,
+    followed_by,
     words,
 )
 from memory.redline.persons import segment, subject_of
@@ -97,6 +98,12 @@ def _terms() -> AhoCorasick:
 
 
 @cache
+def term_set() -> frozenset[str]:
+    """The vocabulary's terms the automaton of :func:`_terms` matches (case kept)."""
+    return frozenset(t for t in vocabulary() if not t.isascii())
+
+
+@cache
 def latin_terms() -> LatinWords:
     return LatinWords([*(t for t in vocabulary() if t.isascii()), *EN_TERMS])
 
@@ -136,6 +143,8 @@ CUE_ANCHORS_TABLE: Final[dict[str, tuple[str, ...]]] = {
         "发炎",
         "晕倒",
         "昏倒",
+        "体温",
+        *followed_by(("看", "看了", "看过"), ("病", "中医", "西医", "门诊")),
         *("broke", "broken", "sprained"),
     ),
 }
@@ -179,6 +188,10 @@ _CUE_RE: Final = fast_compile(
     r"|肩膀)(?:很|特别|有点|一直|老是)?(?:疼|痛|肿"
     r"|发炎|不舒服|出血|崴了|扭了|扭伤|受伤|骨折)|晕倒|昏倒"
     r"|(?:broke|broken|sprained) (?:his|her|my) (?:arm|leg|ankle|wrist)"
+    # A measured temperature, a visit to a doctor, a tooth knocked out.
+    r"|体温\s*(?:[0-9]{2}(?:\.[0-9])?|三十[六七八九]|四十)"
+    r"|看(?:了|过)?(?:牙医|医生|大夫|病|急诊|中医|西医|门诊)(?![生人])"
+    r"|牙(?:齿)?(?:被)?(?:磕|摔|撞|碰)(?:掉|断|坏|破|松)|(?:磕|摔|撞|碰)(?:掉|断|坏|破)了?[一两半]?颗?门?牙"
 )
 # Literary or emotional use: 表达了抑郁的情绪, 抒发焦虑之情.
 _LITERARY_BEFORE_RE: Final = fast_compile(
@@ -253,9 +266,14 @@ class HealthRecogniser:
 
     def find(self, doc: Doc) -> list[Candidate]:
         text = doc.text
-        out = [Candidate(s, e, "term") for _, s, e in _terms().find_matches_as_indexes(text)]
+        terms = (
+            [(s, e) for _, s, e in _terms().find_matches_as_indexes(text)]
+            if doc.terms is None
+            else doc.terms
+        )
+        out = [Candidate(s, e, "term") for s, e in terms]
         out += [Candidate(m.start(), m.end(), "head") for m in _HEAD_RE.finditer(text)]
-        anchored = _CUE_ANCHORS.positions(text)
+        anchored = _CUE_ANCHORS.positions(text) if doc.anchors is None else doc.anchors
         cues = (
             list(_CUE_RE.finditer(text))
             if anchored is None

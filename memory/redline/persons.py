@@ -162,7 +162,7 @@ _SCHOOL_LIFE_RE: Final = fast_compile(
 
 _FICTION_RE: Final = fast_compile(
     r"《|课文|文中|小说|主人公|主角|作者|诗人|诗中|名著|人物形象|故事|情节|剧中|电影|童话|寓言"
-    r"|传记|原文|这首诗|这篇文章|书中|书里|作品|角色|成语|典故"
+    r"|传记|原文|这首诗|这篇文章|书中|书里|作品|角色|成语|典故|素材|名人|事迹"
 )
 _HYPOTHETICAL_RE: Final = fast_compile(
     r"如果|(?<![例比假譬正])如(?=孩子|学生|同学|有|出现|发现|遇|您的|你的)|假如|假设|万一|要是|若是|倘若|一旦|希望|争取|目标|力争|防止|避免|预防|以免"
@@ -242,6 +242,7 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
         or (len(word) == 2 and (word[0] in "小阿" or word[0] == word[1]))
         or _doubled_given_name(tags, i)
         or _unknown_word_heading_a_clause(tags, i)
+        or _split_pet_name(tags, i)
     ]
     if not picks:
         return []
@@ -286,6 +287,9 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
                 school_life = _SCHOOL_LIFE_RE.search(sentence) is not None
             weight = (0.6 if school_life else 0.45) if public else 0.9
             refs.append(PersonRef(base + start, base + pos, "name", weight))
+        elif _split_pet_name(tags, i):
+            # A doubled pet name the segmenter cut into its two characters (暖 + 暖).
+            refs.append(PersonRef(base + start, base + pos + 1, "nickname", 0.8))
         elif _unknown_word_heading_a_clause(tags, i):
             # A word the segmenter built from characters its dictionary does not hold as a
             # word (its HMM): at the head of a clause, almost always a given name (梓涵,
@@ -323,7 +327,9 @@ _DOUBLED_WORDS: Final = frozenset(
 def _doubled_at_clause_start(tags: tuple[tuple[str, str], ...], i: int) -> bool:
     """A pet name (XX, 小X, 阿X) heading a clause, whatever the segmenter tagged it."""
     word, tag = tags[i]
-    if tag in _NOT_NICK_TAGS or word in _DOUBLED_WORDS:
+    # (阿月, 小月 are tagged numerals for their second character)
+    numeral_pet = tag == "m" and word[0] in "小阿" and not word[1].isdigit()
+    if (tag in _NOT_NICK_TAGS and not numeral_pet) or word in _DOUBLED_WORDS:
         return False
     if i == 0:
         return True
@@ -348,6 +354,17 @@ def _unknown_word_heading_a_clause(tags: tuple[tuple[str, str], ...], i: int) ->
         return True
     before, before_tag = tags[i - 1]
     return before_tag == "x" or before in _SUBJECT_LEAD or before.endswith("家")
+
+
+def _split_pet_name(tags: tuple[tuple[str, str], ...], i: int) -> bool:
+    """Two equal single characters heading a clause, cut apart by the segmenter (暖 + 暖
+    今天…): a doubled pet name, unless the doubled word is a word of grammar (谢谢)."""
+    word, tag = tags[i]
+    if len(word) != 1 or not "\u4e00" <= word <= "\u9fff" or tag in _FUNCTION_TAGS:
+        return False
+    if i + 1 >= len(tags) or tags[i + 1][0] != word or (i and tags[i - 1][1] != "x"):
+        return False
+    return word * 2 not in _DOUBLED_WORDS and word * 2 not in _NICK_STOP
 
 
 def _doubled_given_name(tags: tuple[tuple[str, str], ...], i: int) -> bool:

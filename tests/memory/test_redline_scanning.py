@@ -41,6 +41,31 @@ def test_every_match_of_a_grade_pattern_holds_one_of_its_anchors(kind: str) -> N
     check()
 
 
+@pytest.mark.parametrize("kind", sorted(grades.CONFIRMS))
+def test_the_checks_of_loose_anchors_keep_every_candidate(kind: str) -> None:
+    # The trigger pass drops an anchor occurrence (10分钟, 期末复习) only when no match of
+    # its kinds can hold it: every candidate of a generated match, with the text around
+    # it that makes a check look twice (a paper's prefix, a number, a delimiter), still
+    # lies in a sentence the pass marks.
+    pattern = _GRADE_PATTERNS[kind]
+    recogniser = grades.GradeRecogniser()
+
+    @_GENERATED
+    @given(
+        text=st.from_regex(_original(pattern)),
+        before=st.sampled_from(["", "满分", "每题", "期末", "考了", "。", "分", "5"]),
+        after=st.sampled_from(["", "钟", "分", "。", "87", "/", "、"]),
+    )
+    def check(text: str, before: str, after: str) -> None:
+        doc = Doc(text_view(before + text + after).text)
+        marked = engine._triggered(doc)
+        for candidate in recogniser.find(doc):
+            if candidate.kind == kind:
+                assert any(lo <= candidate.start < hi for lo, hi in marked), (kind, doc.text)
+
+    check()
+
+
 def test_only_the_letter_grade_scans_the_whole_text() -> None:
     assert set(_GRADE_PATTERNS) - set(grades.GATE_LITERALS) == {"letter"}
 
@@ -190,3 +215,42 @@ def test_a_sentence_finds_the_same_whatever_its_neighbours(text: str) -> None:
         shift = len(before)
         got = [Hit(h.category, h.start - shift, h.end - shift) for h in scan(before + text)]
         assert [h for h in got if h.start >= 0] == alone
+
+
+def test_the_batch_reuses_what_its_own_automata_would_find() -> None:
+    # The anchors and health terms a batch carries from the trigger pass over the whole
+    # text are the ones the recognisers' automata find on the batch itself.
+    texts = _dev_texts()
+    joined = ["\n".join(texts[i : i + 7]) for i in range(0, len(texts), 7)]
+    for text in [*joined, "Ｂ超显示他有肾结石。b超单在这里", "班长住院了\n期末87分"]:
+        doc = Doc(text_view(text).text)
+        sentences = engine._triggered(doc)
+        offsets, _ = engine._batch(doc.text, sentences)
+        carried = engine._batch_doc(doc.text, sentences, offsets, doc.triggers)
+        plain = Doc(carried.text)
+        expected = grades._ANCHORS.positions(plain.text) or {}
+        expected |= health._CUE_ANCHORS.positions(plain.text) or {}
+        assert carried.anchors is not None
+        assert {k: sorted(v) for k, v in carried.anchors.items()} == {
+            k: sorted(v) for k, v in expected.items()
+        }
+        own = [(s, e) for _, s, e in health._terms().find_matches_as_indexes(plain.text)]
+        assert carried.terms == own
+
+
+@_GENERATED
+@given(text=st.text(st.sampled_from("考了分5 .。\n!不到满分期末87李华住院…"), max_size=60))
+def test_delimiting_the_whole_text_finds_the_same_sentences(text: str) -> None:
+    # Many triggers: the whole text is delimited once; few: two searches per sentence.
+    view = text_view(text).text
+    threshold = engine._DELIMIT_ALL_FROM
+    try:
+        engine._DELIMIT_ALL_FROM = 0
+        engine.clear_sentence_cache()  # (a cached sentence is marked without its checks)
+        at_once = engine._triggered(Doc(view))
+        engine._DELIMIT_ALL_FROM = 10**9
+        engine.clear_sentence_cache()
+        searched = engine._triggered(Doc(view))
+    finally:
+        engine._DELIMIT_ALL_FROM = threshold
+    assert at_once == searched
