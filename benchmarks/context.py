@@ -208,8 +208,7 @@ def main() -> None:
     measure("new", lambda i: fresh[i])
 
     # Where the time goes: each section's own service, CPU time of this process.
-    from memory.render import render_thread
-    from memory.services.context import _thread_turns
+    from memory.render import Turn, render_thread
     from memory.services.core import core_render
     from memory.services.kb import kb_render
     from memory.services.recall import RecallQuery, recall_render, recent_turns
@@ -223,7 +222,10 @@ def main() -> None:
     def thread_section(_: int) -> None:
         render_thread(
             summary=redacted(thread.rolling_summary).text,
-            turns=_thread_turns(thread=thread, before_run_id=None),
+            turns=[
+                Turn(run_id=pk, user=turn.user, assistant=turn.assistant)
+                for pk, turn in recent_turns(thread_id=thread.pk)
+            ],
             budget=2000,
             summary_cap=600,
             recent_cap=1200,

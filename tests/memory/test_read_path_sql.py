@@ -20,7 +20,7 @@ from agents.models import Run
 from memory.models import CoreFact, KBChunk, KBDocument, KBIndexState, RecallEntry, RecallScope
 from memory.scope import Scope
 from memory.services import kb, recall
-from memory.services.context import _index_states
+from memory.services.context import _scope_rows
 from memory.services.core import _live_facts, facts_live_for_scope
 from memory.services.index_cache import IndexState
 from memory.services.threads import recent_finished_runs
@@ -28,6 +28,12 @@ from memory.sql import db_datetime
 from tests.factories import Teacher
 
 pytestmark = pytest.mark.django_db
+
+
+def _index_states(scope: Scope) -> tuple[IndexState, dict[int | None, IndexState]]:
+    """The version rows as the read path reads them (with its facts, no thread)."""
+    read = _scope_rows(scope=scope, thread=None, before_run_id=None, due=timezone.now())
+    return read.recall, read.kb
 
 
 def scope_of(teacher: Teacher) -> Scope:
@@ -52,7 +58,12 @@ def test_live_facts_are_the_live_queryset_in_its_order(
     fact(teacher, "早已过期", valid_until=date(2020, 1, 31))
     fact(teacher, "同一时刻甲", confirmed_at=tie, last_used_at=due)  # on the boundary: stale
     fact(teacher, "同一时刻乙", confirmed_at=tie, last_used_at=due + timedelta(seconds=1))
-    fact(teacher, "很久没用", confirmed_at=now - timedelta(days=9), last_used_at=now - timedelta(days=1))
+    fact(
+        teacher,
+        "很久没用",
+        confirmed_at=now - timedelta(days=9),
+        last_used_at=now - timedelta(days=1),
+    )
     fact(teacher, "刚用过", last_used_at=now)
     fact(colleague, "同事的事实")
     fact(outsider, "别校的事实")
@@ -64,6 +75,8 @@ def test_live_facts_are_the_live_queryset_in_its_order(
     ]
 
     assert [(pk, text, bool(stale)) for pk, text, stale in sql] == orm
+    read = _scope_rows(scope=scope_of(teacher), thread=None, before_run_id=None, due=due)
+    assert [(pk, text, bool(stale)) for pk, text, stale in read.facts] == orm
     assert {text for _, text, _ in sql} >= {"今天是最后一天", "同一时刻甲", "同一时刻乙"}
     assert len(orm) == 7
 
@@ -115,6 +128,13 @@ def test_recent_finished_runs_are_the_finished_queryset(teacher: Teacher) -> Non
         )
         expected = [(r.pk, r.status, r.input, r.output) for r in reversed(list(orm))]
         assert recent_finished_runs(thread_id=thread.pk, exclude_run_id=exclude) == expected
+        read = _scope_rows(
+            scope=scope_of(teacher), thread=thread, before_run_id=exclude, due=timezone.now()
+        )
+        assert [(t.run_id, t.user, t.assistant) for t in read.turns] == [
+            (pk, user, output if status == Run.Status.COMPLETED else None)
+            for pk, status, user, output in expected
+        ]
         assert len(expected) == settings.THREAD_RECENT_TURNS
 
 
@@ -133,11 +153,18 @@ def test_version_rows_are_the_model_rows(
     # No rows at all: every state is the empty one.
     assert _index_states(me) == (IndexState(), {None: IndexState(), me.owner_id: IndexState()})
 
-    RecallScope.objects.create(**me.filter_kwargs(), version=7, entry_count=3, max_entry_id=40, epoch=2)
+    RecallScope.objects.create(
+        **me.filter_kwargs(), version=7, entry_count=3, max_entry_id=40, epoch=2
+    )
     RecallScope.objects.create(**them.filter_kwargs(), version=9, entry_count=5, max_entry_id=50)
     RecallScope.objects.create(**scope_of(outsider).filter_kwargs(), version=1)
     KBIndexState.objects.create(
-        tenant_id=me.tenant_id, agent_id=me.agent_id, owner=None, version=4, chunk_count=8, max_chunk_id=80
+        tenant_id=me.tenant_id,
+        agent_id=me.agent_id,
+        owner=None,
+        version=4,
+        chunk_count=8,
+        max_chunk_id=80,
     )
     KBIndexState.objects.create(
         tenant_id=them.tenant_id, agent_id=them.agent_id, owner_id=them.owner_id, version=6
@@ -162,7 +189,9 @@ def test_version_rows_are_the_model_rows(
     assert _index_states(me)[1][me.owner_id] == IndexState()  # the colleague's is not mine
 
 
-def test_hit_rows_are_the_visible_rows(teacher: Teacher, colleague: Teacher, outsider: Teacher) -> None:
+def test_hit_rows_are_the_visible_rows(
+    teacher: Teacher, colleague: Teacher, outsider: Teacher
+) -> None:
     me = scope_of(teacher)
     chunks = []
     for owner, visibility, status in [
@@ -202,8 +231,11 @@ def test_hit_rows_are_the_visible_rows(teacher: Teacher, colleague: Teacher, out
             tenant_id=me.tenant_id,
             agent_id=me.agent_id,
             document__status=KBDocument.Status.READY,
-        ).filter(kb.IndexKey(me.tenant_id, me.agent_id, me.owner_id).chunk_filter()
-                 | kb.IndexKey(me.tenant_id, me.agent_id, None).chunk_filter())
+        )
+        .filter(
+            kb.IndexKey(me.tenant_id, me.agent_id, me.owner_id).chunk_filter()
+            | kb.IndexKey(me.tenant_id, me.agent_id, None).chunk_filter()
+        )
         .select_related("document")
     }
     assert kb._chunk_rows(me, ids) == orm
@@ -218,7 +250,9 @@ def test_entry_rows_are_the_visible_entries_with_the_orms_datetimes(
     theirs = make_run(colleague, None, 9, status=Run.Status.COMPLETED)
     at = timezone.now().replace(microsecond=123456) - timedelta(days=3)
     for run in runs:
-        RecallEntry.objects.create(**me.filter_kwargs(), run=run, text=run.input, terms="x", created_at=at)
+        RecallEntry.objects.create(
+            **me.filter_kwargs(), run=run, text=run.input, terms="x", created_at=at
+        )
     RecallEntry.objects.create(
         **scope_of(colleague).filter_kwargs(), run=theirs, text="同事", terms="x", created_at=at
     )
