@@ -46,10 +46,10 @@ def _rules_digest() -> str:
     for package in (redline, sanitizer):
         files.extend(
             path
-            for path in sorted(Path(package.__file__).parent.rglob("*"))
+            for path in sorted(Path(package.__path__[0]).rglob("*"))
             if path.is_file() and "__pycache__" not in path.parts
         )
-    files.extend(Path(module.__file__) for module in (tokens, render))
+    files.extend(Path(str(module.__file__)) for module in (tokens, render))
     digest = hashlib.sha256(tokens.encoding().name.encode())
     for path in files:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")

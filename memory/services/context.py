@@ -77,9 +77,9 @@ def _scope_rows(
     read side by side in one UNION ALL of a common shape.
     """
     parts: list[str] = []
-    params: list[object] = []
+    params: list[Any] = []
 
-    def part(select: str, query: tuple[str, Sequence[object]]) -> None:
+    def part(select: str, query: tuple[str, Sequence[Any]]) -> None:
         parts.append(f"{select} FROM ({query[0]}) q")
         params.extend(query[1])
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -101,7 +102,7 @@ def core_last_used_due(now: datetime) -> datetime:
     return now - timedelta(seconds=settings.CORE_LAST_USED_RESOLUTION)
 
 
-def live_facts_query(*, scope: Scope, due: datetime) -> tuple[str, list[object]]:
+def live_facts_query(*, scope: Scope, due: datetime) -> tuple[str, list[Any]]:
     """The SQL (and its parameters) of ``facts_live_for_scope``'s rows as the read path
     reads them, for a caller that reads them together with other rows.
 
