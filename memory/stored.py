@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from agents import tokens
+import agents.tokens as tokens
 from memory import redline, render, sanitizer
 from memory.memo import TextMemo
 from memory.redline import Hit, Redaction, redact, scan
