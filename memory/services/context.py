@@ -55,6 +55,12 @@ class AssembledContext:
     recent_run_ids: tuple[int, ...] = field(default=())
 
 
+# Typed NULLs for the UNION's empty cells (PostgreSQL would resolve two untyped NULLs
+# of a column as text, and then fail on the integers of a later part).
+_INT = "CAST(NULL AS BIGINT)"
+_TEXT = "CAST(NULL AS TEXT)"
+
+
 @dataclass(frozen=True, slots=True)
 class _ScopeRows:
     """What the read path reads of the scope before it searches, in one query."""
@@ -84,20 +90,22 @@ def _scope_rows(
         params.extend(query[1])
 
     part(
-        "SELECT 0, q.n, q.id, q.stale, NULL, NULL, NULL, q.text, NULL, NULL",
+        f"SELECT 0, q.n, q.id, q.stale, {_INT}, {_INT}, {_INT}, q.text, {_TEXT}, {_TEXT}",
         live_facts_query(scope=scope, due=due),
     )
     if thread is not None:
         part(
-            "SELECT 1, q.n, q.id, NULL, NULL, NULL, NULL, q.status, q.input, q.output",
+            f"SELECT 1, q.n, q.id, {_INT}, {_INT}, {_INT}, {_INT}, q.status, q.input, q.output",
             recent_finished_runs_query(thread_id=thread.pk, exclude_run_id=before_run_id),
         )
     part(
-        "SELECT 2, 0, q.id, q.version, q.entry_count, q.max_entry_id, q.epoch, NULL, NULL, NULL",
+        "SELECT 2, 0, q.id, q.version, q.entry_count, q.max_entry_id, q.epoch, "
+        f"{_TEXT}, {_TEXT}, {_TEXT}",
         recall_state_query(scope),
     )
     part(
-        "SELECT 3, 0, q.owner_id, q.id, q.version, q.chunk_count, q.max_chunk_id, NULL, NULL, NULL",
+        "SELECT 3, 0, q.owner_id, q.id, q.version, q.chunk_count, q.max_chunk_id, "
+        f"{_TEXT}, {_TEXT}, {_TEXT}",
         kb_index_states_query(scope),
     )
     with connection.cursor() as cursor:
