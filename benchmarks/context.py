@@ -5,14 +5,22 @@
 
 A 1,000-run thread (issue #3), 100k recall entries and 30 confirmed facts in the teacher's
 scope, and 10k knowledge-base chunks shared with the agent (issue #13; target p95 <= 5 ms).
-The messages alternate between a follow-up in the thread and new teacher requests (which
-find recall entries and knowledge-base chunks, so those sections are rendered too).
+Two modes, both reported: ``repeat`` cycles ten messages (a follow-up in the thread and
+new teacher requests, which find recall entries and knowledge-base chunks, so those
+sections are rendered too), so a process has seen each message before (its per-process
+memos hit); ``new`` gives every run a message never seen before, as live traffic does.
+``--profile N`` prints the N costliest functions (cProfile, cumulative) of each mode
+(the figures are then inflated by the profiler).
 """
 
 from __future__ import annotations
 
+import cProfile
+import io
+import pstats
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -28,6 +36,7 @@ def main() -> None:
             p.add_argument("--recall", type=int, default=100_000),
             p.add_argument("--facts", type=int, default=30),
             p.add_argument("--kb-chunks", type=int, default=10_000),
+            p.add_argument("--profile", type=int, default=0),
         ),
     )
     if not _setup.is_child():
@@ -36,7 +45,7 @@ def main() -> None:
             [
                 *("--runs", str(args.runs), "--samples", str(args.samples)),
                 *("--recall", str(args.recall), "--facts", str(args.facts)),
-                *("--kb-chunks", str(args.kb_chunks)),
+                *("--kb-chunks", str(args.kb_chunks), "--profile", str(args.profile)),
             ],
             args.backend,
         )
@@ -141,42 +150,65 @@ def main() -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")  # what autovacuum does on a live server
-    injected = {"recall": 0, "kb": 0}
+    # The new-message mode's messages: drawn like the others, none seen before.
+    seen = set(messages)
+    fresh: list[str] = []
+    while len(fresh) < args.samples + 20:
+        message = make_query(rng)
+        if message not in seen:
+            seen.add(message)
+            fresh.append(message)
 
-    cpu_samples: list[float] = []
+    def measure(mode: str, message_of: Callable[[int], str]) -> None:
+        injected = {"recall": 0, "kb": 0}
+        wall_samples: list[float] = []
+        cpu_samples: list[float] = []
 
-    def once(i: int) -> float:
-        began, cpu = time.perf_counter(), time.process_time()
-        assembled = context_assemble(
-            scope=scope,
-            thread=thread,
-            run_id=None,
-            user_input=messages[i % len(messages)],
-            agent_system_prompt=agent.system_prompt,
+        def once(i: int) -> None:
+            began, cpu = time.perf_counter(), time.process_time()
+            assembled = context_assemble(
+                scope=scope,
+                thread=thread,
+                run_id=None,
+                user_input=message_of(i),
+                agent_system_prompt=agent.system_prompt,
+            )
+            wall_samples.append((time.perf_counter() - began) * 1000)
+            cpu_samples.append((time.process_time() - cpu) * 1000)
+            for name in injected:
+                injected[name] += bool(assembled.manifest["sections"][name]["tokens"])
+
+        for i in range(20):
+            once(i)
+        injected.update(recall=0, kb=0)
+        wall_samples.clear()
+        cpu_samples.clear()
+        profiler = cProfile.Profile() if args.profile else None
+        if profiler is not None:
+            profiler.enable()
+        for i in range(20, 20 + args.samples):
+            once(i)
+        if profiler is not None:
+            profiler.disable()
+        p50, p95 = _setup.percentiles(wall_samples)
+        c50, c95 = _setup.percentiles(cpu_samples)
+        print(
+            f"context_assemble  mode={mode:<6} backend={connection.vendor:<10} runs={args.runs} "
+            f"recall={args.recall} facts={args.facts} kb_chunks={chunks} "
+            f"samples={args.samples}  p50={p50:.2f} ms  p95={p95:.2f} ms  (CPU p50={c50:.2f} "
+            f"p95={c95:.2f}; recall injected in {injected['recall']}, KB in {injected['kb']} "
+            f"of {args.samples})"
         )
-        elapsed = (time.perf_counter() - began) * 1000
-        cpu_samples.append((time.process_time() - cpu) * 1000)
-        for name in injected:
-            injected[name] += bool(assembled.manifest["sections"][name]["tokens"])
-        return elapsed
+        if profiler is not None:
+            out = io.StringIO()
+            pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(args.profile)
+            print(out.getvalue())
 
-    for i in range(20):
-        once(i)
-    injected.update(recall=0, kb=0)
-    cpu_samples.clear()
-    samples = [once(i) for i in range(args.samples)]
-    p50, p95 = _setup.percentiles(samples)
-    c50, c95 = _setup.percentiles(cpu_samples)
-    print(
-        f"context_assemble  backend={connection.vendor:<10} runs={args.runs} "
-        f"recall={args.recall} facts={args.facts} kb_chunks={chunks} samples={args.samples}  "
-        f"p50={p50:.2f} ms  p95={p95:.2f} ms  (CPU p50={c50:.2f} p95={c95:.2f}; recall "
-        f"injected in {injected['recall']}, KB in {injected['kb']} of {args.samples})"
-    )
+    measure("repeat", lambda i: messages[i % len(messages)])
+    measure("new", lambda i: fresh[i])
 
     # Where the time goes: each section's own service, CPU time of this process.
-    from memory.render import render_thread
-    from memory.services.context import _thread_turns
+    from memory.render import Turn, render_thread
     from memory.services.core import core_render
     from memory.services.kb import kb_render
     from memory.services.recall import RecallQuery, recall_render, recent_turns
@@ -190,7 +222,10 @@ def main() -> None:
     def thread_section(_: int) -> None:
         render_thread(
             summary=redacted(thread.rolling_summary).text,
-            turns=_thread_turns(thread=thread, before_run_id=None),
+            turns=[
+                Turn(run_id=pk, user=turn.user, assistant=turn.assistant)
+                for pk, turn in recent_turns(thread_id=thread.pk)
+            ],
             budget=2000,
             summary_cap=600,
             recent_cap=1200,

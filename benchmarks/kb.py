@@ -93,14 +93,15 @@ EXCLUDED_TOPICS = {"光合作用", "欧姆定律"}
 
 def seed_chunks(*, agent: object, owner_id: int, count: int, rng: random.Random) -> int:
     """``count`` ready chunks of about 300-500 tokens in the agent's shared index, stored
-    as processing stores them (redacted text, terms, the index's version row). Returns the
-    number of chunks the index holds."""
+    as processing stores them (redacted text, terms, the prepared line, the index's version
+    row). Returns the number of chunks the index holds."""
     from django.db import transaction
     from recall import make_entry
 
     from agents.tokens import count_tokens
     from memory.models import KBChunk, KBDocument, KBIndexState
     from memory.recall import terms
+    from memory.services.kb import kb_line_prepare
 
     per_document = 500
     made = 0
@@ -125,6 +126,7 @@ def seed_chunks(*, agent: object, owner_id: int, count: int, rng: random.Random)
             for position in range(n):
                 text = "\n".join(make_entry(rng) for _ in range(3))
                 path = f"第{position // 10 + 1}章 > 第{position % 10 + 1}节"
+                line = kb_line_prepare(title=document.title, heading_path=path, text=text)
                 rows.append(
                     KBChunk(
                         document=document,
@@ -135,6 +137,10 @@ def seed_chunks(*, agent: object, owner_id: int, count: int, rng: random.Random)
                         text=text,
                         terms=" ".join(terms(f"{path}\n{text}")),
                         tokens=count_tokens(text),
+                        line=line.text,
+                        line_tokens=line.tokens,
+                        line_cut=line.cut,
+                        line_stamp=line.stamp,
                     )
                 )
             KBChunk.objects.bulk_create(rows, batch_size=500)

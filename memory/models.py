@@ -738,6 +738,12 @@ class KBChunk(models.Model):
     text = models.TextField(_("内容"))
     terms = models.TextField(_("检索词"), editable=False)
     tokens = models.PositiveIntegerField(_("token 数"), default=0)
+    # The chunk's injected line prepared when written (memory.services.kb.kb_line_prepare),
+    # used only while ``line_stamp`` matches this process's rules and the chunk's texts.
+    line = models.TextField(_("注入行"), blank=True, editable=False)
+    line_tokens = models.PositiveIntegerField(_("注入行 token 数"), default=0, editable=False)
+    line_cut = models.BooleanField(_("注入行已截断"), default=False, editable=False)
+    line_stamp = models.CharField(_("注入行印记"), max_length=32, blank=True, editable=False)
 
     class Meta:
         verbose_name = _("知识库片段")

@@ -597,7 +597,7 @@ class RecallIndex:
             if size > long_postings and k < n and remaining[i] <= attempt_below:
                 attempt_below = _RETRY_SHRINK * float(remaining[i])
                 if pool is None and pool_parts:
-                    pool = _sorted_unique(np.concatenate(pool_parts).astype(np.int64))
+                    pool = _distinct_slots(pool_parts, n)
                 theta = 0.0
                 if pool is not None and len(pool) >= k:
                     theta = float(np.partition(scores[pool], len(pool) - k)[len(pool) - k])
@@ -820,12 +820,13 @@ def _saturation(tfs: TfArray, norms: FloatArray, mass: np.float32) -> FloatArray
     return norms
 
 
-def _sorted_unique(values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """Distinct values, ascending (sort-based: much faster than np.unique here)."""
-    values = np.sort(values)
-    if len(values) < 2:
-        return values
-    return values[np.concatenate(([True], values[1:] != values[:-1]))]
+def _distinct_slots(parts: list[IntArray], n: int) -> npt.NDArray[np.int64]:
+    """The distinct slots of ``parts`` (each below ``n``), ascending: one pass over a mask
+    of the ``n`` slots, cheaper than sorting the parts."""
+    mask = np.zeros(n, dtype=np.bool_)
+    for part in parts:
+        mask[part] = True
+    return np.flatnonzero(mask)
 
 
 def _as_weights(query_terms: Sequence[str] | Mapping[str, float]) -> dict[str, float]:

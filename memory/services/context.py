@@ -8,11 +8,14 @@ manifest that the run stores ("why was this shown").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 
 from agents.models import Run
 from agents.tokens import count_tokens, truncate_tokens
@@ -24,11 +27,11 @@ from memory.render import EMPTY, Rendered, Turn, render_thread
 from memory.sanitizer import sanitize_history
 from memory.scope import Scope
 from memory.services.audit import redline_audit_record
-from memory.services.core import core_render
+from memory.services.core import LiveFact, core_last_used_due, core_render, live_facts_query
 from memory.services.index_cache import IndexState
 from memory.services.kb import KBStates, kb_index_states_query, kb_render
 from memory.services.recall import RecallQuery, recall_render, recall_state_query
-from memory.services.threads import recent_finished_runs
+from memory.services.threads import recent_finished_runs_query
 from memory.stored import redacted
 
 # Framing of the messages themselves (role tags, separators) that the ledger reserves.
@@ -52,41 +55,78 @@ class AssembledContext:
     recent_run_ids: tuple[int, ...] = field(default=())
 
 
-def _thread_turns(*, thread: Thread, before_run_id: int | None) -> list[Turn]:
-    """The last K finished runs of the thread, oldest first; running runs are skipped."""
-    return [
-        Turn(
-            run_id=pk,
-            user=run_input,
-            assistant=output if status == Run.Status.COMPLETED else None,
-        )
-        for pk, status, run_input, output in recent_finished_runs(
-            thread_id=thread.pk, exclude_run_id=before_run_id
-        )
-    ]
+# Typed NULLs for the UNION's empty cells (PostgreSQL would resolve two untyped NULLs
+# of a column as text, and then fail on the integers of a later part).
+_INT = "CAST(NULL AS BIGINT)"
+_TEXT = "CAST(NULL AS TEXT)"
 
 
-def _index_states(scope: Scope) -> tuple[IndexState, KBStates]:
-    """The version rows of the scope's recall index and of its two knowledge-base
-    indexes, in one read (one round trip instead of two on every run start)."""
-    recall_sql, recall_params = recall_state_query(scope)
-    kb_sql, kb_params = kb_index_states_query(scope)
+@dataclass(frozen=True, slots=True)
+class _ScopeRows:
+    """What the read path reads of the scope before it searches, in one query."""
+
+    facts: list[LiveFact]
+    turns: list[Turn]
+    recall: IndexState
+    kb: KBStates
+
+
+def _scope_rows(
+    *, scope: Scope, thread: Thread | None, before_run_id: int | None, due: datetime
+) -> _ScopeRows:
+    """The live facts (``core_render``'s), the thread's last finished runs, oldest first
+    (running runs are skipped), and the version rows of the scope's recall index and of
+    its two knowledge-base indexes: one round trip instead of four on every run start.
+
+    Each part is its service's own query (``live_facts_query``,
+    ``recent_finished_runs_query``, ``recall_state_query``, ``kb_index_states_query``),
+    read side by side in one UNION ALL of a common shape.
+    """
+    parts: list[str] = []
+    params: list[Any] = []
+
+    def part(select: str, query: tuple[str, Sequence[Any]]) -> None:
+        parts.append(f"{select} FROM ({query[0]}) q")
+        params.extend(query[1])
+
+    part(
+        f"SELECT 0, q.n, q.id, q.stale, {_INT}, {_INT}, {_INT}, q.text, {_TEXT}, {_TEXT}",
+        live_facts_query(scope=scope, due=due),
+    )
+    if thread is not None:
+        part(
+            f"SELECT 1, q.n, q.id, {_INT}, {_INT}, {_INT}, {_INT}, q.status, q.input, q.output",
+            recent_finished_runs_query(thread_id=thread.pk, exclude_run_id=before_run_id),
+        )
+    part(
+        "SELECT 2, 0, q.id, q.version, q.entry_count, q.max_entry_id, q.epoch, "
+        f"{_TEXT}, {_TEXT}, {_TEXT}",
+        recall_state_query(scope),
+    )
+    part(
+        "SELECT 3, 0, q.owner_id, q.id, q.version, q.chunk_count, q.max_chunk_id, "
+        f"{_TEXT}, {_TEXT}, {_TEXT}",
+        kb_index_states_query(scope),
+    )
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT 0, NULL, r.* FROM ({recall_sql}) r "
-            f"UNION ALL SELECT 1, k.owner_id, k.id, k.version, k.chunk_count, "
-            f"k.max_chunk_id, 0 FROM ({kb_sql}) k",
-            [*recall_params, *kb_params],
-        )
+        cursor.execute(f"{' UNION ALL '.join(parts)} ORDER BY 1, 2", params)
         rows = cursor.fetchall()
+    facts: list[LiveFact] = []
+    turns: list[Turn] = []
     recall = IndexState()
     kb: KBStates = {None: IndexState(), scope.owner_id: IndexState()}
-    for source, owner, *state in rows:
+    for source, _n, i1, i2, i3, i4, i5, t1, t2, t3 in rows:
         if source == 0:
-            recall = IndexState(*state)
+            facts.append((i1, t1, i2))
+        elif source == 1:
+            assistant = t3 if t1 == Run.Status.COMPLETED else None
+            turns.append(Turn(run_id=i1, user=t2, assistant=assistant))
+        elif source == 2:
+            recall = IndexState(i1, i2, i3, i4, i5)
         else:
-            kb[owner] = IndexState(*state[:4])
-    return recall, kb
+            kb[i1] = IndexState(i2, i3, i4, i5)
+    turns.reverse()  # newest first as read
+    return _ScopeRows(facts=facts, turns=turns, recall=recall, kb=kb)
 
 
 def _continue_block(source: ContinueSource, budget: int) -> Rendered:
@@ -146,14 +186,19 @@ def context_assemble(
         continue_block = _continue_block(continue_from, ledger.grant(settings.CONTEXT_CAP_CONTINUE))
         ledger.charge("continue_prompt", continue_block.tokens)
 
+    now = timezone.now()
+    read = _scope_rows(
+        scope=scope, thread=thread, before_run_id=run_id, due=core_last_used_due(now)
+    )
     # Fill order: core > thread > KB > recall.
-    core = core_render(scope=scope, budget=ledger.grant(settings.CONTEXT_CAP_CORE))
+    core = core_render(
+        scope=scope, budget=ledger.grant(settings.CONTEXT_CAP_CORE), facts=read.facts, now=now
+    )
     ledger.charge("core", core.tokens)
 
     thread_section = EMPTY
-    turns: list[Turn] = []
+    turns = read.turns
     if thread is not None:
-        turns = _thread_turns(thread=thread, before_run_id=run_id)
         # Summaries were filtered when saved; re-check at injection in case the rules
         # grew since (design v2 §4, two layers).
         summary = redacted(thread.rolling_summary)
@@ -172,12 +217,11 @@ def context_assemble(
         )
     ledger.charge("thread", thread_section.tokens)
 
-    recall_state, kb_states = _index_states(scope)
     kb = kb_render(
         scope=scope,
         query=user_input,
         budget=ledger.grant(settings.CONTEXT_CAP_KB),
-        states=kb_states,
+        states=read.kb,
     )
     ledger.charge("kb", kb.tokens)
 
@@ -196,7 +240,7 @@ def context_assemble(
         query=recall_query,
         exclude_run_ids=exclude,
         budget=ledger.grant(settings.CONTEXT_CAP_RECALL),
-        state=recall_state,
+        state=read.recall,
     )
     ledger.charge("recall", recall.tokens)
 

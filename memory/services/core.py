@@ -7,7 +7,9 @@ Nothing here creates a fact: the only write path from candidate to fact is
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -47,7 +49,17 @@ def candidates_for_scope(*, scope: Scope) -> QuerySet[CoreCandidate]:
     )
 
 
-def core_render(*, scope: Scope, budget: int) -> Rendered:
+#: A live fact as the read path reads it: (id, text, last used before the resolution).
+LiveFact = tuple[int, str, object]
+
+
+def core_render(
+    *,
+    scope: Scope,
+    budget: int,
+    facts: Sequence[LiveFact] | None = None,
+    now: datetime | None = None,
+) -> Rendered:
     """The ``[核心记忆]`` section: confirmed facts, newest first, within ``budget``.
 
     Only live facts are injected (an expired one never is). Each fact is re-checked
@@ -55,15 +67,19 @@ def core_render(*, scope: Scope, budget: int) -> Rendered:
     existed is held back and counted); every injected fact's ``last_used_at`` is
     touched, which is what the LRU eviction reads, when it is older than
     ``CORE_LAST_USED_RESOLUTION`` seconds (so most run starts write nothing).
+
+    ``facts``: :func:`live_facts_query`'s rows (for ``core_last_used_due(now)``) if the
+    caller has just read them with other rows; else they are read here.
     """
     if budget <= 0:
         return EMPTY
     items: list[Item] = []
     blocked: Counter[str] = Counter()
-    now = timezone.now()
-    due = now - timedelta(seconds=settings.CORE_LAST_USED_RESOLUTION)
+    now = now or timezone.now()
+    if facts is None:
+        facts = _live_facts(scope=scope, due=core_last_used_due(now))
     stale: dict[int, bool] = {}
-    for fact_id, text, is_stale in _live_facts(scope=scope, due=due):
+    for fact_id, text, is_stale in facts:
         hits = red_line_hits(text)
         if hits:
             blocked.update(hit.category.value for hit in hits)
@@ -81,23 +97,39 @@ def core_render(*, scope: Scope, budget: int) -> Rendered:
     return rendered
 
 
-def _live_facts(*, scope: Scope, due: datetime) -> list[tuple[int, str, object]]:
+def core_last_used_due(now: datetime) -> datetime:
+    """A fact last used at or before this is touched again when injected."""
+    return now - timedelta(seconds=settings.CORE_LAST_USED_RESOLUTION)
+
+
+def live_facts_query(*, scope: Scope, due: datetime) -> tuple[str, list[Any]]:
+    """The SQL (and its parameters) of ``facts_live_for_scope``'s rows as the read path
+    reads them, for a caller that reads them together with other rows.
+
+    Columns: rank (1 = newest, the queryset's order), id, text, last used at or before
+    ``due`` or never (0 or 1).
+    """
+    return (
+        "SELECT ROW_NUMBER() OVER (ORDER BY confirmed_at DESC, id DESC) AS n, id, text, "
+        "CASE WHEN last_used_at IS NULL OR last_used_at <= %s THEN 1 ELSE 0 END AS stale "
+        f"FROM {CoreFact._meta.db_table} "
+        "WHERE tenant_id = %s AND agent_id = %s AND owner_id = %s "
+        "AND (valid_until IS NULL OR valid_until >= %s)",
+        [
+            connection.ops.adapt_datetimefield_value(due),
+            scope.tenant_id,
+            scope.agent_id,
+            scope.owner_id,
+            connection.ops.adapt_datefield_value(timezone.localdate()),
+        ],
+    )
+
+
+def _live_facts(*, scope: Scope, due: datetime) -> list[LiveFact]:
     """``facts_live_for_scope``'s (id, text, last used before ``due`` or never), newest
     first. Plain SQL: it runs at every run start, and building the ORM query costs more
     than running it."""
-    table = CoreFact._meta.db_table
+    sql, params = live_facts_query(scope=scope, due=due)
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id, text, (last_used_at IS NULL OR last_used_at <= %s) FROM {table} "
-            "WHERE tenant_id = %s AND agent_id = %s AND owner_id = %s "
-            "AND (valid_until IS NULL OR valid_until >= %s) "
-            "ORDER BY confirmed_at DESC, id DESC",
-            [
-                connection.ops.adapt_datetimefield_value(due),
-                scope.tenant_id,
-                scope.agent_id,
-                scope.owner_id,
-                connection.ops.adapt_datefield_value(timezone.localdate()),
-            ],
-        )
-        return cursor.fetchall()
+        cursor.execute(f"SELECT * FROM ({sql}) f ORDER BY n", params)
+        return [(fact_id, text, stale) for _, fact_id, text, stale in cursor.fetchall()]

@@ -29,7 +29,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connection
@@ -43,11 +43,26 @@ from memory.redline import redact
 from memory.render import EMPTY, Item, Line, Rendered, list_line, render_lines
 from memory.scope import Scope
 from memory.services.index_cache import IndexCache, IndexState, Loaded
+from memory.stored import prepared_stamp
 
 # Indexes a process keeps in memory (least recently used dropped first).
 CACHED_INDEXES = 64
 # Tokens of one injected chunk (a chunk holds at most 500; three fit the 1500 budget).
 EXCERPT_TOKENS = 450
+# The version of an injected line's format (kb_hit_line, _render_line): part of the
+# stamp of a line prepared when the chunk was written. Bump it with any change to them
+# (the red line, the sanitiser and the token counter are in the stamp by themselves).
+LINE_FORMAT = "1"
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedLine:
+    """A chunk's injected line as prepared when the chunk was written, and its stamp."""
+
+    text: str
+    tokens: int
+    cut: bool
+    stamp: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +74,8 @@ class KBHit:
     text: str  # red-line redacted chunk text
     score: float
     passes_gate: bool
+    # The line stored with the chunk (used only while its stamp holds).
+    prepared: PreparedLine | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +206,7 @@ class _ChunkRow:
     title: str
     heading_path: str
     text: str
+    prepared: PreparedLine | None = None
 
 
 def _chunk_rows(scope: Scope, chunk_ids: list[int]) -> dict[int, _ChunkRow]:
@@ -203,16 +221,37 @@ def _chunk_rows(scope: Scope, chunk_ids: list[int]) -> dict[int, _ChunkRow]:
     document = KBDocument._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT c.id, c.document_id, d.title, c.heading_path, c.text, c.tenant_id, "
-            f"c.agent_id, c.index_owner_id, d.status FROM {chunk} c "
+            f"SELECT c.id, c.document_id, d.title, c.heading_path, c.text, c.line, "
+            f"c.line_tokens, c.line_cut, c.line_stamp, c.tenant_id, c.agent_id, "
+            f"c.index_owner_id, d.status FROM {chunk} c "
             f"JOIN {document} d ON d.id = c.document_id "
             f"WHERE c.id IN ({', '.join(['%s'] * len(chunk_ids))})",
             chunk_ids,
         )
         rows = cursor.fetchall()
     return {
-        pk: _ChunkRow(document_id, title, heading_path, text)
-        for pk, document_id, title, heading_path, text, tenant_id, agent_id, owner, status in rows
+        pk: _ChunkRow(
+            document_id,
+            title,
+            heading_path,
+            text,
+            PreparedLine(line, line_tokens, bool(cut), stamp) if stamp else None,
+        )
+        for (
+            pk,
+            document_id,
+            title,
+            heading_path,
+            text,
+            line,
+            line_tokens,
+            cut,
+            stamp,
+            tenant_id,
+            agent_id,
+            owner,
+            status,
+        ) in rows
         if tenant_id == scope.tenant_id
         and agent_id == scope.agent_id
         and owner in (None, scope.owner_id)
@@ -283,17 +322,18 @@ def kb_search(
                 text=row.text,
                 score=round(candidate.score, 4),
                 passes_gate=passes,
+                prepared=row.prepared,
             )
         )
     return out[:limit]
 
 
-def kb_hit_line(hit: KBHit) -> str:
+def kb_hit_line(*, title: str, heading_path: str, text: str) -> str:
     """How one hit reads in the injected text: source, headings, then the passage."""
-    source = f"《{hit.title}》"
-    if hit.heading_path:
-        source += f" {hit.heading_path}"
-    return f"{source}：{hit.text}"
+    source = f"《{title}》"
+    if heading_path:
+        source += f" {heading_path}"
+    return f"{source}：{text}"
 
 
 # Injected lines by chunk as rendered (red line re-checked, sanitised, cut to
@@ -306,7 +346,38 @@ _LINES_LOCK = threading.Lock()
 CACHED_LINES = 4096
 
 
+def _line_stamp(*, title: str, heading_path: str, text: str) -> str:
+    return prepared_stamp(LINE_FORMAT, str(EXCERPT_TOKENS), title, heading_path, text)
+
+
+def _render_line(*, chunk_id: int, title: str, heading_path: str, text: str) -> Line:
+    """The live path: the line re-checked by the red line (the title and headings with
+    the passage), sanitised and cut to ``EXCERPT_TOKENS``."""
+    hit_line = kb_hit_line(title=title, heading_path=heading_path, text=text)
+    return list_line(
+        Item(id=chunk_id, text=" ".join(redact(hit_line).text.split())),
+        item_cap=EXCERPT_TOKENS,
+    )
+
+
+def kb_line_prepare(*, title: str, heading_path: str, text: str) -> PreparedLine:
+    """A chunk's injected line, prepared when the chunk is written (stored with it), so
+    that the read path neither re-checks nor cuts it again while the rules are the same."""
+    line = _render_line(chunk_id=0, title=title, heading_path=heading_path, text=text)
+    return PreparedLine(
+        line.text,
+        line.tokens,
+        line.cut,
+        _line_stamp(title=title, heading_path=heading_path, text=text),
+    )
+
+
 def _line(hit: KBHit) -> Line:
+    prepared = hit.prepared
+    if prepared is not None and prepared.stamp == _line_stamp(
+        title=hit.title, heading_path=hit.heading_path, text=hit.text
+    ):
+        return Line(id=hit.chunk_id, text=prepared.text, tokens=prepared.tokens, cut=prepared.cut)
     key = (hit.chunk_id, hit.title, hit.heading_path, hit.text)
     with _LINES_LOCK:
         cached = _LINES.get(key)
@@ -315,8 +386,9 @@ def _line(hit: KBHit) -> Line:
             return cached
     # Redacted when stored; re-checked like every injected memory (the rules may have
     # grown since), the title and headings with it.
-    text = " ".join(redact(kb_hit_line(hit)).text.split())
-    line = list_line(Item(id=hit.chunk_id, text=text), item_cap=EXCERPT_TOKENS)
+    line = _render_line(
+        chunk_id=hit.chunk_id, title=hit.title, heading_path=hit.heading_path, text=hit.text
+    )
     with _LINES_LOCK:
         _LINES[key] = line
         while len(_LINES) > CACHED_LINES:

@@ -41,7 +41,7 @@ from memory.recall import terms
 from memory.redline import redact
 from memory.scope import Scope
 from memory.services.audit import redline_audit_record
-from memory.services.kb import IndexKey
+from memory.services.kb import IndexKey, kb_line_prepare
 from memory.services.queue import enqueue
 
 TITLE_MAX_CHARS = 200
@@ -264,23 +264,28 @@ def _store_chunks(document: KBDocument, prepared: Prepared) -> None:
     """Write the chunks and mark the document ready. Call inside a transaction."""
     key = IndexKey.for_document(document)
     _bump_index(key, delta=len(prepared.chunks))
-    created = KBChunk.objects.bulk_create(
-        [
+    rows = []
+    for position, chunk in enumerate(prepared.chunks):
+        heading_path = chunk.heading_path[:500]
+        line = kb_line_prepare(title=document.title, heading_path=heading_path, text=chunk.text)
+        rows.append(
             KBChunk(
                 document_id=document.pk,
                 tenant_id=document.tenant_id,
                 agent_id=document.agent_id,
                 index_owner_id=key.owner_id,
                 position=position,
-                heading_path=chunk.heading_path[:500],
+                heading_path=heading_path,
                 text=chunk.text,
                 terms=chunk.terms,
                 tokens=chunk.tokens,
+                line=line.text,
+                line_tokens=line.tokens,
+                line_cut=line.cut,
+                line_stamp=line.stamp,
             )
-            for position, chunk in enumerate(prepared.chunks)
-        ],
-        batch_size=500,
-    )
+        )
+    created = KBChunk.objects.bulk_create(rows, batch_size=500)
     top = max((c.pk for c in created if c.pk is not None), default=None)
     if top is None:  # a backend that does not return ids (never SQLite or PostgreSQL)
         top = (

@@ -82,6 +82,29 @@ def thread_runs(*, thread: Thread) -> QuerySet[Run]:
     return Run.objects.filter(thread_id=thread.pk).order_by("created_at", "pk")
 
 
+def recent_finished_runs_query(
+    *, thread_id: str, exclude_run_id: int | None = None
+) -> tuple[str, list[str | int]]:
+    """The SQL (and its parameters) of :func:`recent_finished_runs`, for a caller that
+    reads it together with other rows (the read path).
+
+    Columns: n (1 = the newest run), id, status, input, output.
+    """
+    params: list[str | int] = [thread_id, Run.Status.COMPLETED.value, Run.Status.FAILED.value]
+    skip = ""
+    if exclude_run_id is not None:
+        skip = " AND id <> %s"
+        params.append(exclude_run_id)
+    params.append(settings.THREAD_RECENT_TURNS)
+    return (
+        "SELECT ROW_NUMBER() OVER (ORDER BY created_at DESC, id DESC) AS n, id, status, "
+        "input, output FROM (SELECT id, status, input, output, created_at "
+        f"FROM {Run._meta.db_table} WHERE thread_id = %s AND status IN (%s, %s){skip} "
+        "ORDER BY created_at DESC, id DESC LIMIT %s) r",
+        params,
+    )
+
+
 def recent_finished_runs(
     *, thread_id: str, exclude_run_id: int | None = None
 ) -> list[tuple[int, str, str, str]]:
@@ -93,19 +116,7 @@ def recent_finished_runs(
     ``-created_at, -pk``): it runs at every run start, and building the ORM query costs
     more than running it.
     """
-    params: list[str | int] = [thread_id, Run.Status.COMPLETED.value, Run.Status.FAILED.value]
-    skip = ""
-    if exclude_run_id is not None:
-        skip = " AND id <> %s"
-        params.append(exclude_run_id)
-    params.append(settings.THREAD_RECENT_TURNS)
+    sql, params = recent_finished_runs_query(thread_id=thread_id, exclude_run_id=exclude_run_id)
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id, status, input, output FROM {Run._meta.db_table} "
-            f"WHERE thread_id = %s AND status IN (%s, %s){skip} "
-            "ORDER BY created_at DESC, id DESC LIMIT %s",
-            params,
-        )
-        recent = cursor.fetchall()
-    recent.reverse()
-    return recent
+        cursor.execute(f"{sql} ORDER BY n DESC", params)
+        return [(pk, status, run_input, output) for _, pk, status, run_input, output in cursor]

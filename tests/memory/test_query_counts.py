@@ -21,17 +21,17 @@ from tests.factories import Teacher, fact_via_confirm, run_via_api
 
 pytestmark = pytest.mark.django_db
 
-# core: facts + touching last_used_at (only when older than CORE_LAST_USED_RESOLUTION);
-# thread: recent turns; the version rows of the scope's recall index and of the agent's
-# shared and the teacher's private KB index (one query); recall: loading new entries into
-# the process's index, the hits' rows; KB: loading and the hits' rows only when a
-# knowledge base exists (KB_QUERIES_WITH_DOCUMENTS).
-CONTEXT_ASSEMBLE_QUERIES = 6
+# One read of the scope's rows (the live facts, the thread's recent turns and the version
+# rows of the scope's recall index and of the agent's shared and the teacher's private KB
+# index); core: touching last_used_at (only when older than CORE_LAST_USED_RESOLUTION);
+# recall: loading new entries into the process's index, the hits' rows; KB: loading and
+# the hits' rows only when a knowledge base exists (KB_QUERIES_WITH_DOCUMENTS).
+CONTEXT_ASSEMBLE_QUERIES = 4
 # Loading the shared and the private index (cold process), the hits (the version rows
-# are read with recall's).
+# are read with the scope's rows).
 KB_QUERIES_WITH_DOCUMENTS = 3
-# A warm process, facts touched a moment ago: facts, recent turns, version rows, hits.
-CONTEXT_ASSEMBLE_WARM_QUERIES = 4
+# A warm process, facts touched a moment ago: the scope's rows, the recall hits' rows.
+CONTEXT_ASSEMBLE_WARM_QUERIES = 2
 # token auth, the thread (with its run count), run sums, memory-op sums.
 THREAD_DETAIL_QUERIES = 4
 
@@ -123,7 +123,7 @@ def test_the_knowledge_base_adds_a_fixed_number_of_queries(
     assert with_kb - without <= KB_QUERIES_WITH_DOCUMENTS
 
 
-def test_a_warm_read_path_reads_four_times_and_writes_nothing(teacher: Teacher) -> None:
+def test_a_warm_read_path_reads_twice_and_writes_nothing(teacher: Teacher) -> None:
     thread_id = str(
         run_via_api(teacher, "我教八年级数学。以后出题都用人教版教材", memory_job=True)["thread_id"]
     )
