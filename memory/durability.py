@@ -10,7 +10,10 @@ that is redone when lost need not wait:
   whose commits a database crash lost leaves its run's memory pending, which the sweeper
   redoes;
 - a run's start and its context record: the run's finishing commit still waits, and it
-  flushes the log before it, so a run a teacher saw answered is on disk with both.
+  flushes the log before it, so a run a teacher saw answered is on disk with both. The
+  web's connections wait by session (set once per connection, by the first finishing
+  commit), so a finishing commit sends no statement of its own, and only the start and
+  the context record say ``SET LOCAL ... OFF``.
 
 An asynchronous commit can be lost only in a crash of the database server itself (not
 of this application), and only the newest commits, in commit order: never half of a
@@ -20,27 +23,35 @@ transaction, never a later commit without an earlier one. SQLite in WAL mode wit
 
 from __future__ import annotations
 
-from django.db import connection
+from django.db import connection, transaction
 
 
 def synchronous_commit(*, wait: bool, session: bool = False) -> None:
     """Whether the current transaction's commit waits for the disk (or, with
-    ``session``, every later commit on this connection: the worker's). PostgreSQL only;
-    call it first inside the transaction."""
+    ``session``, every later commit on this connection: the worker's, and the web's
+    finishing commits). PostgreSQL only; call it first inside the transaction.
+
+    A session setting is made once per database connection (a statement less per task,
+    per run): it is remembered when it took effect for good, at once outside a
+    transaction, at the commit inside one (a rollback undoes it, and it is not
+    remembered). A new connection (a reconnect) has its own raw connection object, so
+    it is set again.
+    """
     if connection.vendor != "postgresql":
         return
     if session:
-        # Once per database connection (a worker's tasks reuse it): a statement less
-        # per task. A new connection (a reconnect) has its own raw connection object.
         connection.ensure_connection()
         if getattr(connection, _MARK, None) == (connection.connection, wait):
             return
     scope = "SESSION" if session else "LOCAL"
     with connection.cursor() as cursor:
         cursor.execute(f"SET {scope} synchronous_commit TO {'ON' if wait else 'OFF'}")
-    if session and not connection.in_atomic_block:
-        # (Inside a transaction the setting is undone if it rolls back: not remembered.)
-        setattr(connection, _MARK, (connection.connection, wait))
+    if session:
+        mark = (connection.connection, wait)
+        if connection.in_atomic_block:
+            transaction.on_commit(lambda: setattr(connection, _MARK, mark))
+        else:
+            setattr(connection, _MARK, mark)
 
 
 # The connection wrapper's attribute: the raw connection the session setting was made

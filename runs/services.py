@@ -375,8 +375,9 @@ def run_finish(
     run.memory_state = Run.MemoryState.PENDING
     with transaction.atomic():
         # The durable point of a run: its answer, and the start and context before it,
-        # are on disk when the teacher sees it (memory/durability.py).
-        synchronous_commit(wait=True)
+        # are on disk when the teacher sees it (memory/durability.py). Said once per
+        # connection: a session setting, which every later finishing commit keeps.
+        synchronous_commit(wait=True, session=True)
         updated = Run.objects.filter(
             pk=run.pk, status=Run.Status.RUNNING, deleted_at__isnull=True
         ).update(
