@@ -395,10 +395,9 @@ _LIMITS_CACHE: dict[str, Any] = (
     }
     if LIMITS_CACHE_URL
     else {
-        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        # Django's database cache with one upsert per write (agents/limits_cache.py).
+        "BACKEND": "agents.limits_cache.LimitsCache",
         "LOCATION": "agent_memory_limits",
-        # Never cull live windows: an entry lives one period at most.
-        "OPTIONS": {"MAX_ENTRIES": 100_000},
     }
 )
 # Installations (and test runs) sharing one Redis keep apart by their queue name.
