@@ -23,19 +23,19 @@ transaction, never a later commit without an earlier one. SQLite in WAL mode wit
 
 from __future__ import annotations
 
-from django.db import connection, transaction
+from django.db import connection
 
 
 def synchronous_commit(*, wait: bool, session: bool = False) -> None:
     """Whether the current transaction's commit waits for the disk (or, with
     ``session``, every later commit on this connection: the worker's, and the web's
-    finishing commits). PostgreSQL only; call it first inside the transaction.
+    finishing commits: call it before the transaction). PostgreSQL only; call it first
+    inside the transaction.
 
     A session setting is made once per database connection (a statement less per task,
-    per run): it is remembered when it took effect for good, at once outside a
-    transaction, at the commit inside one (a rollback undoes it, and it is not
-    remembered). A new connection (a reconnect) has its own raw connection object, so
-    it is set again.
+    per run). It is remembered only when made outside a transaction, where it takes
+    effect for good (inside one a rollback would undo it). A new connection (a
+    reconnect) has its own raw connection object, so it is set again.
     """
     if connection.vendor != "postgresql":
         return
@@ -46,12 +46,8 @@ def synchronous_commit(*, wait: bool, session: bool = False) -> None:
     scope = "SESSION" if session else "LOCAL"
     with connection.cursor() as cursor:
         cursor.execute(f"SET {scope} synchronous_commit TO {'ON' if wait else 'OFF'}")
-    if session:
-        mark = (connection.connection, wait)
-        if connection.in_atomic_block:
-            transaction.on_commit(lambda: setattr(connection, _MARK, mark))
-        else:
-            setattr(connection, _MARK, mark)
+    if session and not connection.in_atomic_block:
+        setattr(connection, _MARK, (connection.connection, wait))
 
 
 # The connection wrapper's attribute: the raw connection the session setting was made

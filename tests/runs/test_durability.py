@@ -47,13 +47,13 @@ def test_only_the_finishing_commit_of_a_run_waits_for_the_disk(teacher: Teacher,
     if connection.vendor != "postgresql":
         assert issued == []
         return
-    # Inside the test's transaction the session setting is never remembered (it would be
-    # undone by a rollback), so every run says it.
+    # Inside the test's transaction a session setting is never remembered (a rollback
+    # would undo it), so every run says it.
     assert [sql for _, sql in issued] == [OFF, OFF, ON]
-    # The waiting one is in the transaction that stores the answer, before its update.
+    # The waiting one comes right before the transaction that stores the answer.
     on_at = issued[-1][0]
     assert on_at < _finishing_update(ctx)
-    assert ctx.captured_queries[on_at - 1]["sql"].startswith(("BEGIN", "SAVEPOINT"))
+    assert ctx.captured_queries[on_at + 1]["sql"].startswith(("BEGIN", "SAVEPOINT"))
 
 
 def test_the_worker_commits_without_waiting_and_a_later_run_still_waits(
@@ -84,15 +84,17 @@ def _session_setting() -> str:
 
 def _finishing_statements() -> list[str]:
     """What a run's finishing transaction says about durability (as run_finish does)."""
-    with CaptureQueriesContext(connection) as ctx, transaction.atomic():
+    with CaptureQueriesContext(connection) as ctx:
         synchronous_commit(wait=True, session=True)
+        with transaction.atomic():
+            pass
     return [query["sql"] for query in ctx.captured_queries if "synchronous_commit" in query["sql"]]
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_connection_says_it_once_and_every_finishing_commit_still_waits() -> None:
-    """Committed, the session setting is remembered: later finishing commits on the
-    connection send no statement of their own, and still wait. A memory task in the
+    """Said outside a transaction, the session setting is remembered: later finishing
+    commits on the connection send no statement of their own, and still wait. A memory task in the
     same process (sync mode) or a new connection makes the next one say it again."""
     if connection.vendor != "postgresql":
         assert _finishing_statements() == []
