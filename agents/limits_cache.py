@@ -31,7 +31,7 @@ class LimitsCache(DatabaseCache):
         connection = connections[router.db_for_write(self.cache_model_class)]
         quote = connection.ops.quote_name
         table, name, data, until = (
-            quote(self._table),
+            quote(self._table),  # type: ignore[attr-defined]
             quote("cache_key"),
             quote("value"),
             quote("expires"),
