@@ -108,6 +108,7 @@ bench: venv
 	$(PY) benchmarks/context.py
 	$(PY) benchmarks/jobs.py
 	$(PY) benchmarks/job_cpu.py
+	$(PY) benchmarks/run_cpu.py
 	$(PY) benchmarks/kb.py
 	$(PY) benchmarks/recall.py
 	$(PY) benchmarks/recall_storage.py

@@ -49,7 +49,12 @@ def agent_list(*, actor: User) -> QuerySet[Agent]:
 
 def agent_get(*, actor: User, agent_id: int) -> Agent:
     """An agent of one of the actor's tenants, or Http404."""
-    agent = agent_list(actor=actor).filter(pk=agent_id).first()
+    # One agent: the tenants as a subquery (no join with DISTINCT, no ordering).
+    agent = (
+        Agent.objects.filter(pk=agent_id, tenant_id__in=tenant_ids_for(actor))
+        .select_related("tenant", "provider", "memory_provider")
+        .first()
+    )
     if agent is None:
         raise Http404
     return agent

@@ -43,7 +43,7 @@ def _options() -> Any:
     return _setup.parse(__doc__ or "", extra)
 
 
-def _messages() -> list[str]:
+def messages() -> list[str]:
     import ast
 
     source = (Path(__file__).parent / "locustfile.py").read_text()
@@ -60,7 +60,7 @@ def _finish_runs(*, agent_id: int, owner_id: int, runs: int, threads: int) -> li
     from runs.services import run_execute, run_start
 
     agent = Agent.objects.select_related("provider").get(pk=agent_id)
-    messages = _messages()
+    texts = messages()
     slots: list[tuple[str | None, int]] = [(None, 0)] * threads
     ids = []
     for index in range(runs):
@@ -71,7 +71,7 @@ def _finish_runs(*, agent_id: int, owner_id: int, runs: int, threads: int) -> li
         started = run_start(
             agent=agent,
             owner_id=owner_id,
-            user_input=messages[(index + slot) % len(messages)],
+            user_input=texts[(index + slot) % len(texts)],
             thread_id=thread_id,
         )
         run = run_execute(started=started)

@@ -75,7 +75,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _accounts(users: int) -> list[dict[str, Any]]:
+def accounts(users: int) -> list[dict[str, Any]]:
     """Teachers in schools of SCHOOL_SIZE, each with a token and a browser session.
 
     Sessions are made here (no password hashing under load: a teacher logs in once a
@@ -335,8 +335,8 @@ def main() -> None:
 
     backend = connection.vendor
     work = Path(tempfile.mkdtemp(prefix=f"load-{backend}-"))
-    accounts = _accounts(args.users)
-    (work / "accounts.json").write_text(json.dumps(accounts))
+    teachers = accounts(args.users)
+    (work / "accounts.json").write_text(json.dumps(teachers))
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     env = dict(

@@ -348,6 +348,9 @@ Q_CLUSTER: dict[str, object] = {
     "sync": env_bool("Q_SYNC", False),
     # The queue's name in the admin, in the operator's language.
     "label": gettext_lazy("任务队列"),
+    # django-q2 logs every enqueue (in the web processes) and every task at INFO; it
+    # follows LOG_LEVEL like everything else (its logger is its own, not LOGGING's).
+    "log_level": env_str("LOG_LEVEL", "INFO"),
     # The cluster's heartbeat (django_q.status.Stat): with Redis it lives in Redis; with
     # the ORM broker in this cache, which must be shared between processes so that
     # `manage.py doctor` and the admin see a worker that runs elsewhere.
@@ -395,10 +398,9 @@ _LIMITS_CACHE: dict[str, Any] = (
     }
     if LIMITS_CACHE_URL
     else {
-        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        # Django's database cache with one upsert per write (agents/limits_cache.py).
+        "BACKEND": "agents.limits_cache.LimitsCache",
         "LOCATION": "agent_memory_limits",
-        # Never cull live windows: an entry lives one period at most.
-        "OPTIONS": {"MAX_ENTRIES": 100_000},
     }
 )
 # Installations (and test runs) sharing one Redis keep apart by their queue name.

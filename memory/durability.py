@@ -10,7 +10,10 @@ that is redone when lost need not wait:
   whose commits a database crash lost leaves its run's memory pending, which the sweeper
   redoes;
 - a run's start and its context record: the run's finishing commit still waits, and it
-  flushes the log before it, so a run a teacher saw answered is on disk with both.
+  flushes the log before it, so a run a teacher saw answered is on disk with both. The
+  web's connections wait by session (set once per connection, by the first finishing
+  commit), so a finishing commit sends no statement of its own, and only the start and
+  the context record say ``SET LOCAL ... OFF``.
 
 An asynchronous commit can be lost only in a crash of the database server itself (not
 of this application), and only the newest commits, in commit order: never half of a
@@ -25,13 +28,18 @@ from django.db import connection
 
 def synchronous_commit(*, wait: bool, session: bool = False) -> None:
     """Whether the current transaction's commit waits for the disk (or, with
-    ``session``, every later commit on this connection: the worker's). PostgreSQL only;
-    call it first inside the transaction."""
+    ``session``, every later commit on this connection: the worker's, and the web's
+    finishing commits: call it before the transaction). PostgreSQL only; call it first
+    inside the transaction.
+
+    A session setting is made once per database connection (a statement less per task,
+    per run). It is remembered only when made outside a transaction, where it takes
+    effect for good (inside one a rollback would undo it). A new connection (a
+    reconnect) has its own raw connection object, so it is set again.
+    """
     if connection.vendor != "postgresql":
         return
     if session:
-        # Once per database connection (a worker's tasks reuse it): a statement less
-        # per task. A new connection (a reconnect) has its own raw connection object.
         connection.ensure_connection()
         if getattr(connection, _MARK, None) == (connection.connection, wait):
             return
@@ -39,7 +47,6 @@ def synchronous_commit(*, wait: bool, session: bool = False) -> None:
     with connection.cursor() as cursor:
         cursor.execute(f"SET {scope} synchronous_commit TO {'ON' if wait else 'OFF'}")
     if session and not connection.in_atomic_block:
-        # (Inside a transaction the setting is undone if it rolls back: not remembered.)
         setattr(connection, _MARK, (connection.connection, wait))
 
 

@@ -373,10 +373,12 @@ def run_finish(
     run.tool_calls = records
     run.finished_at = now
     run.memory_state = Run.MemoryState.PENDING
+    # The durable point of a run: its answer, and the start and context before it, are
+    # on disk when the teacher sees it (memory/durability.py). A session setting, said
+    # once per connection (before the transaction, so that it is remembered), which
+    # every later finishing commit on the connection keeps.
+    synchronous_commit(wait=True, session=True)
     with transaction.atomic():
-        # The durable point of a run: its answer, and the start and context before it,
-        # are on disk when the teacher sees it (memory/durability.py).
-        synchronous_commit(wait=True)
         updated = Run.objects.filter(
             pk=run.pk, status=Run.Status.RUNNING, deleted_at__isnull=True
         ).update(

@@ -20,7 +20,7 @@ from django.http import Http404
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
-from agents.selectors import agent_get
+from agents.api.lookups import request_agent
 
 
 class _SharedThrottle(SimpleRateThrottle):
@@ -50,8 +50,9 @@ class RunUserThrottle(_SharedThrottle):
 class RunTenantThrottle(_SharedThrottle):
     """RUN_RATE_TENANT runs per period on the agents of one school, all teachers together.
 
-    The school is the agent's, looked up through the access check: a request naming
-    another school's agent is not counted against that school (the view answers 404).
+    The school is the agent's, looked up through the access check (once per request:
+    the view gets the same agent): a request naming another school's agent is not
+    counted against that school (the view answers 404).
     """
 
     scope = "run-tenant"
@@ -61,7 +62,7 @@ class RunTenantThrottle(_SharedThrottle):
         if request.user is None or not request.user.is_authenticated:
             return None
         try:
-            agent = agent_get(actor=request.user, agent_id=view.kwargs["agent_id"])
+            agent = request_agent(request, view.kwargs["agent_id"])
         except (Http404, KeyError):
             return None
         return self.cache_format % {"scope": self.scope, "ident": agent.tenant_id}

@@ -81,7 +81,7 @@ def after_run_process(*, run_id: int) -> JobReport:
     report = JobReport(run_id=run_id, state="done")
     faults.checkpoint("job.start")
     try:
-        recall_upsert(run=run)
+        recall_upsert(run=run, first_attempt=first_attempt)
         report.steps.append("recall")
         providers = memory_providers(agent=run.agent)
         thread = run.thread

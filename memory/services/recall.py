@@ -93,27 +93,27 @@ def _entry_terms(stored: str, text: str) -> list[str]:
     return terms(text)
 
 
-def recall_upsert(*, run: Run) -> RecallEntry | None:
+def recall_upsert(*, run: Run, first_attempt: bool = False) -> RecallEntry | None:
     """The run's entry (idempotent on run id). Failed and deleted runs are not recalled.
 
     The run row is locked while the entry is written and re-read under the lock: a
     deletion or a "forget" (which update the run first) either finished before, and the
     entry is not written (deleted) or is written from the redacted text, or waits, and
-    then removes the entry this wrote.
+    then removes the entry this wrote. What the red line blocked is counted in the same
+    transaction, so only for an entry that was written.
+
+    ``first_attempt``: no job of this run ran before (its claim counter says so), so no
+    entry can exist but one a concurrent duplicate is writing, which the unique run id
+    turns away: the look for an existing entry is skipped.
     """
     if run.status != "completed" or run.deleted_at is not None:
         return None
-    existing = RecallEntry.objects.filter(run_id=run.pk).first()
-    if existing is not None:
-        return existing
+    if not first_attempt:
+        existing = RecallEntry.objects.filter(run_id=run.pk).first()
+        if existing is not None:
+            return existing
     scope = Scope.of(run)
     redaction = redact(entry_text(user_input=run.input, output=run.output))
-    if redaction.counts:
-        redline_audit_record(
-            scope=scope,
-            source=RedlineAudit.Source.RECALL,
-            counts={str(k): v for k, v in redaction.counts.items()},
-        )
     try:
         with transaction.atomic():
             current = (
@@ -136,6 +136,12 @@ def recall_upsert(*, run: Run) -> RecallEntry | None:
                 created_at=run.created_at,
             )
             _bump_scope(scope=scope, entry_id=entry.pk)
+            if redaction.counts:
+                redline_audit_record(
+                    scope=scope,
+                    source=RedlineAudit.Source.RECALL,
+                    counts={str(k): v for k, v in redaction.counts.items()},
+                )
     except IntegrityError:
         # Written concurrently by a redelivered job: that one stands.
         return RecallEntry.objects.filter(run_id=run.pk).first()

@@ -11,6 +11,7 @@ from rest_framework import serializers
 
 from agents.api.fields import JSONObjectField, StrictCharField
 from agents.api.inputs import StrictInput
+from agents.api.serializers import OutputModelSerializer
 from agents.models import Run
 from runs.services import error_message
 
@@ -74,7 +75,7 @@ class ToolCallOutput(serializers.Serializer):
     duration_ms = serializers.FloatField()
 
 
-class RunOutput(serializers.ModelSerializer):
+class RunOutput(OutputModelSerializer):
     agent_id = serializers.IntegerField()
     thread_id = serializers.CharField(allow_null=True)
     error_message = serializers.SerializerMethodField()
@@ -115,7 +116,7 @@ class RunOutput(serializers.ModelSerializer):
         }
 
 
-class ThreadRunOutput(serializers.ModelSerializer):
+class ThreadRunOutput(OutputModelSerializer):
     error_message = serializers.SerializerMethodField()
 
     class Meta:

@@ -12,11 +12,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agents.api.lookups import request_agent
 from agents.api.middleware import request_id
 from agents.api.pagination import Pages
 from agents.api.throttles import RUN_THROTTLES
 from agents.models import Agent
-from agents.selectors import agent_get
 from memory.api.governance_views import NOT_FOUND, job_link
 from memory.models import RunContext
 from memory.selectors import thread_get
@@ -49,7 +49,7 @@ class AgentRunView(APIView):
 
     @extend_schema(request=RunInput, responses={200: RunOutput})
     def post(self, request: Request, agent_id: int) -> Response:
-        agent = agent_get(actor=request.user, agent_id=agent_id)
+        agent = request_agent(request, agent_id)
         run = services.run_execute(started=_start(request, agent))
         return Response(RunOutput(run).data)
 
@@ -80,7 +80,7 @@ class AgentRunStreamView(APIView):
         },
     )
     def post(self, request: Request, agent_id: int) -> object:
-        agent = agent_get(actor=request.user, agent_id=agent_id)
+        agent = request_agent(request, agent_id)
         events = services.run_stream(started=_start(request, agent))
         return stream_response(
             run_event_stream(events, serialize_run=lambda r: dict(RunOutput(r).data)),
