@@ -11,19 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.redline import Category, scan
-from memory.redline.base import Doc
-from memory.redline.persons import persons
+from memory.redline import Category
 from tests.memory.test_redline import full_width
-
-
-def _categories(text: str) -> set[Category]:
-    return {h.category for h in scan(text)}
-
-
-def _names(sentence: str) -> list[tuple[str, str]]:
-    doc = Doc(sentence)
-    return [(sentence[r.start : r.end], r.kind) for r in persons(doc, 0, len(sentence))]
+from tests.memory.test_redline_mechanisms import _categories, _names
 
 
 # Pet names: 阿X / 小X tagged a numeral for its second character (阿月, 小月), and a
