@@ -96,7 +96,7 @@ test-crash: catalogues
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy agents memory runs web config ops
+	$(VENV)/bin/mypy agents memory runs web config ops benchmarks
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) manage.py catalogue_check
 

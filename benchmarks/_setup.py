@@ -22,7 +22,7 @@ PG_URL = os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/benc
 
 
 def parse(
-    description: str, extra: Callable[[argparse.ArgumentParser], None] | None = None
+    description: str, extra: Callable[[argparse.ArgumentParser], object] | None = None
 ) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--backend", choices=["sqlite", "postgres", "all"], default="all")

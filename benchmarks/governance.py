@@ -99,7 +99,7 @@ def main() -> None:
             ],
             batch_size=2000,
         )
-        last = RecallEntry.objects.order_by("-pk").values_list("pk", flat=True).first()
+        last = RecallEntry.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
         RecallScope.objects.create(
             **scope.filter_kwargs(), version=1, entry_count=len(texts), max_entry_id=last
         )

@@ -192,7 +192,7 @@ def main() -> None:
         )
     finally:
         _setup.stop_group(cluster)
-    done_at = sorted(fresh.values_list("memory_done_at", flat=True))
+    done_at = sorted(d for d in fresh.values_list("memory_done_at", flat=True) if d is not None)
     span = (done_at[-1] - done_at[0]).total_seconds()
     jobs = len(done_at) - base_done
     print(

@@ -74,6 +74,7 @@ def main() -> None:
         for r in Run.objects.filter(pk__gt=0)
         .order_by("pk")[backlog:]
         .only("finished_at", "memory_done_at")
+        if r.memory_done_at is not None and r.finished_at is not None
     )
     p50, p95 = _setup.percentiles(latencies)
     summaries = Thread.objects.exclude(rolling_summary="").count()

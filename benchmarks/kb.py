@@ -25,9 +25,13 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _setup
+
+if TYPE_CHECKING:
+    from agents.models import Agent
 
 KB_DOCS = {
     "校规": (
@@ -91,7 +95,7 @@ RELATED = [
 EXCLUDED_TOPICS = {"光合作用", "欧姆定律"}
 
 
-def seed_chunks(*, agent: object, owner_id: int, count: int, rng: random.Random) -> int:
+def seed_chunks(*, agent: Agent, owner_id: int, count: int, rng: random.Random) -> int:
     """``count`` ready chunks of about 300-500 tokens in the agent's shared index, stored
     as processing stores them (redacted text, terms, the prepared line, the index's version
     row). Returns the number of chunks the index holds."""
@@ -186,7 +190,7 @@ def main() -> None:
     owner_id = agent.tenant.memberships.get().user_id
     scope = Scope.for_agent(agent, owner_id=owner_id)
 
-    def create(title: str, **kwargs: object) -> KBDocument:
+    def create(title: str, **kwargs: Any) -> KBDocument:
         # The benchmark runs the server's settings (no sync queue): process inline.
         document = kb_document_create(agent=agent, owner_id=owner_id, title=title, **kwargs)
         kb_document_process(document_id=document.pk)
@@ -197,7 +201,7 @@ def main() -> None:
     from memory.redline import redact
 
     count_tokens("预热"), redact("预热")  # a running worker has its tokenizer loaded
-    sections = []
+    sections: list[str] = []
     while sum(len(s.encode()) for s in sections) < 2_000_000:
         sections.append(
             f"## 第{len(sections) + 1}节\n\n" + "\n\n".join(make_entry(rng) for _ in range(6))

@@ -245,14 +245,18 @@ def _database_figures(window: tuple[datetime, datetime]) -> dict[str, Any]:
     lags = sorted(
         (r.memory_done_at - r.finished_at).total_seconds()
         for r in rows
-        if r.memory_done_at is not None
+        if r.memory_done_at is not None and r.finished_at is not None
     )
     prepare = sum(
         float(r.context_record.manifest.get("prepare_ms", 0)) / 1000
         for r in rows
         if hasattr(r, "context_record")
     )
-    server = sum((r.finished_at - r.started_at).total_seconds() for r in rows if r.started_at)
+    server = sum(
+        (r.finished_at - r.started_at).total_seconds()
+        for r in rows
+        if r.started_at is not None and r.finished_at is not None
+    )
     seconds = (end - start).total_seconds()
     return {
         "runs_in_window": len(rows),

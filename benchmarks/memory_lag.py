@@ -139,7 +139,9 @@ def main() -> None:
                 cluster = _setup.start_cluster(log, workers=workers)
                 try:
                     drained()
-                    done = sorted(runs.values_list("memory_done_at", flat=True))
+                    done = sorted(
+                        d for d in runs.values_list("memory_done_at", flat=True) if d is not None
+                    )
                     capacity = (len(done) - 1) / (done[-1] - done[0]).total_seconds()
                     first_new = runs.order_by("-pk").values_list("pk", flat=True).first() or 0
                     # 2. sustained
@@ -160,8 +162,9 @@ def main() -> None:
                 lags = sorted(
                     (done_at - finished).total_seconds()
                     for finished, done_at in live.values_list("finished_at", "memory_done_at")
+                    if finished is not None and done_at is not None
                 )
-                window = live.values_list("finished_at", flat=True)
+                window = [f for f in live.values_list("finished_at", flat=True) if f is not None]
                 span = (max(window) - min(window)).total_seconds() or 1.0
                 calls = agent.memory_ops.count() / max(1, runs.count())
                 p50, p95 = _setup.percentile(lags, 0.5), _setup.percentile(lags, 0.95)

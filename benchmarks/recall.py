@@ -25,7 +25,7 @@ import gc
 import random
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -429,7 +429,7 @@ Row = tuple[str, str, str, str, str]
 
 def bench_ours(
     corpus: list[list[str]],
-    queries: list[dict[str, float]],
+    queries: Sequence[Mapping[str, float]],
     extra: list[list[str]],
 ) -> tuple[Row, Latency, str]:
     build, index = _timed(lambda: RecallIndex.from_documents(enumerate(corpus)))

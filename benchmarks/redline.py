@@ -337,8 +337,8 @@ def report(rows: list[Row], name: str, splits: tuple[str, ...], show_forms: bool
         for r in rows:
             ok = (r.category in found[r.text]) if r.category != "none" else not found[r.text]
             forms.setdefault((r.split, r.category, r.form.split("/")[0]), []).append(ok)
-        for (split, category, form), oks in sorted(forms.items()):
-            print(f"  {split:<9}{category:<10}{form:<22}{sum(oks):>4}/{len(oks):<4}")
+        for (split, label, form), oks in sorted(forms.items()):
+            print(f"  {split:<9}{label:<10}{form:<22}{sum(oks):>4}/{len(oks):<4}")
 
 
 def main() -> None:

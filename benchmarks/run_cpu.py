@@ -29,7 +29,7 @@ import pstats
 import secrets
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +82,7 @@ class _Teacher:
 
 
 def _request(
-    app: Callable[..., Iterator[bytes]], teacher: _Teacher, *, kind: str, text: str
+    app: Callable[..., Iterable[bytes]], teacher: _Teacher, *, kind: str, text: str
 ) -> None:
     """One run request through the WSGI handler, read to its end, as gunicorn would."""
     if teacher.turns >= TURNS_PER_THREAD:

@@ -36,7 +36,19 @@ NAMES = tuple(
         )
     ).split(" ")
 )
-LATIN = ("Tom", "Lily", "Kevin", "Amy", "Jason", "Coco", "Eric", "Cindy", "Leo", "Mia", "Daniel")
+LATIN: tuple[str, ...] = (
+    "Tom",
+    "Lily",
+    "Kevin",
+    "Amy",
+    "Jason",
+    "Coco",
+    "Eric",
+    "Cindy",
+    "Leo",
+    "Mia",
+    "Daniel",
+)
 LATIN += ("Grace",)
 NICKNAMES = ("小胖（王梓轩）", "豆豆(李沐阳)", "果果（陈可馨）", "大壮（周子豪）", "糖糖(赵雨桐)")
 SEATS = ("12号同学", "3号", "班里28号", "学号17的同学", "第5组2号")
