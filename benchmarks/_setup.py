@@ -136,6 +136,27 @@ def uptime() -> str:
     return " ".join(out.split())
 
 
+def database_cpu() -> float | None:
+    """CPU seconds used so far by this process's PostgreSQL backend (the server runs on
+    this machine: its /proc entry), or None on SQLite or when it cannot be read. Keep
+    the connection open between two readings (``DB_CONN_MAX_AGE``), or the backend
+    changes."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    # utime and stime are fields 14 and 15 of stat (11 and 12 after the command name).
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(ordered: list[float], q: float) -> float:
     """The ``q`` quantile (0..1) of sorted samples, nearest rank; NaN for none."""
     if not ordered:

@@ -106,6 +106,14 @@ def _cluster_cpu(pid: int) -> float:
     return total
 
 
+def _database_ms(began: float | None, count: int) -> str:
+    """The database server's CPU since ``began`` (``_setup.database_cpu``), per item."""
+    now = _setup.database_cpu()
+    if began is None or now is None:
+        return "(not measured)"
+    return f"{1000 * (now - began) / count:.2f} ms CPU"
+
+
 def main() -> None:
     args = _options()
     if not _setup.is_child():
@@ -146,6 +154,7 @@ def main() -> None:
         return execute(sql, params, many, context)
 
     began = time.process_time()
+    database_began = _setup.database_cpu()
     with connection.execute_wrapper(count):
         for run_id in queued:
             if profile:
@@ -154,13 +163,15 @@ def main() -> None:
             if profile:
                 profile.disable()
     job_cpu = time.process_time() - began
+    database = _database_ms(database_began, len(queued))
     done = Run.objects.filter(pk__in=queued, memory_state="done").count()
     ops = agent.memory_ops.count()
     print(
         f"job_cpu  backend={connection.vendor} in process: {len(queued)} jobs, "
         f"{1000 * job_cpu / len(queued):.2f} ms CPU/job (profiler "
         f"{'on' if profile else 'off'}), {queries / len(queued):.1f} queries/job, "
-        f"{ops / len(queued):.2f} model calls/job, {done} done; "
+        f"{ops / len(queued):.2f} model calls/job, {done} done; the database server "
+        f"{database} per job; "
         f"runs themselves (run_start + run_execute): {1000 * web_cpu / args.runs:.2f} ms CPU/run"
     )
     if profile:

@@ -221,7 +221,27 @@ def _cpu_by_part(root: int, database: str) -> dict[str, float]:
     for _, cmdline, cpu in procs.values():
         if cmdline.startswith("postgres:") and f" {database} " in cmdline:
             parts["postgres"] += cpu
+    # A backend that ended in between (a connection past DB_CONN_MAX_AGE is replaced)
+    # took its CPU with it; the server's main process has it, as its reaped children's
+    # time. So the difference of two readings counts it (with any other database's
+    # ended backends: the machine's other work, small while nothing else connects).
+    parts["postgres"] += _postmaster_children_cpu()
     return parts
+
+
+def _postmaster_children_cpu() -> float:
+    """CPU seconds of the PostgreSQL server's ended (reaped) processes, from the main
+    process's /proc stat (cutime and cstime), or 0 when it is not readable here."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    for pid_file in Path("/var/run/postgresql").glob("*.pid"):
+        try:
+            pid = int(pid_file.read_text().split()[0])
+            fields = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, ValueError, IndexError):
+            continue
+        # cutime and cstime are fields 16 and 17 of stat (13 and 14 after the name).
+        return (int(fields[13]) + int(fields[14])) / ticks
+    return 0.0
 
 
 def _database_figures(window: tuple[datetime, datetime]) -> dict[str, Any]:
