@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -20,6 +20,7 @@ from memory.redline.base import (
     Finding,
     Hit,
     Recogniser,
+    decimal_point,
     ends_sentence,
     lowered,
 )
@@ -101,9 +102,15 @@ def _trigger_literals() -> list[str]:
 
 
 _LITERALS: Final = _trigger_literals()
+# The characters of SENTENCE_DELIM_RE: the same automaton finds them, after the literals
+# (an index from len(_LITERALS) on is a delimiter), so the sentences around the triggers
+# are delimited without another pass over the text.
+_DELIM_CHARS: Final = "。!?;\n\r."
+_N_LITERALS: Final = len(_LITERALS)
 # (Overlapping matches: a short English literal inside a longer word is no trigger, but
 # must not hide a literal that overlaps it.)
-_TRIGGERS: Final = AhoCorasick(_LITERALS, implementation=Implementation.DFA)
+_TRIGGERS: Final = AhoCorasick([*_LITERALS, *_DELIM_CHARS], implementation=Implementation.DFA)
+_FULL_STOP: Final = _N_LITERALS + _DELIM_CHARS.index(".")
 # Short English literals (CT, HIV, flu) count only as whole words: inside longer words
 # (project, fluent) they are everywhere. Longer ones count anywhere (a superset).
 _WORD_ONLY: Final = frozenset(
@@ -175,17 +182,19 @@ def _is_word(ch: str) -> bool:
     return ch.isascii() and (ch.isalnum() or ch == "_")
 
 
-# From this many trigger positions on, the whole text is delimited at once.
-_DELIMIT_ALL_FROM: Final = 8
+# From this many trigger positions on, the sentences are delimited by the delimiters the
+# trigger pass found; with fewer, by two regex searches per sentence (tests compare them).
+_DELIMIT_ALL_FROM: Final = 0
 
 
 def _triggered(doc: Doc) -> list[tuple[int, int]]:
     """The sentences of ``doc`` that hold a grade or health trigger, in order: a literal of
     the automaton (short English ones as whole words) or a letter grade's capital.
 
-    Only the sentences around the triggers are delimited (most of a long text never is):
-    the next delimiter run by a forward search, the previous one by the same search on
-    the reversed text, as :meth:`Doc.sentence` would find them.
+    Only the sentences around the triggers are delimited (most of a long text never is),
+    as :meth:`Doc.sentence` would find them: by the delimiter characters the trigger
+    automaton found (a full stop between two digits is a decimal point), or by searches
+    for the next delimiter run and for the previous one (on the reversed text).
     """
     text = doc.text
     folded = lowered(text)
@@ -197,36 +206,41 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
     # (start, end, check): a check, when the literal is loose, is asked only for the
     # sentences not in the cache (a cached one is served from it anyway).
     entries: list[tuple[int, int, _Check | None]] = []
-    occurrences = _TRIGGERS.find_matches_as_indexes(folded, overlapping=True)
-    doc.triggers = occurrences
-    for i, start, end in occurrences:
+    occurrences: list[tuple[int, int, int]] = []
+    delims: list[int] = []  # positions of the delimiter characters, in order
+    for occurrence in _TRIGGERS.find_matches_as_indexes(folded, overlapping=True):
+        i, start, end = occurrence
+        if i >= _N_LITERALS:
+            if i != _FULL_STOP or not decimal_point(text, start):
+                delims.append(start)
+            continue
+        occurrences.append(occurrence)
         if i in _WORD_ONLY and (
             (start and _is_word(text[start - 1])) or (end < length and _is_word(text[end]))
         ):
             continue
         entries.append((start, end, _CHECKS.get(i)))
+    doc.triggers = occurrences
     if _ANY_CAPITAL_RE.search(text):
         entries += [(m.start(), m.end(), None) for m in grades.LETTER_GATE_RE.finditer(text)]
     if not entries:
         return []
     entries.sort(key=lambda e: e[0])
-    reversed_text = text[::-1]
-    # With many triggers, delimiting the whole text once is cheaper than two searches
-    # per sentence; a position on a delimiter run is still found by the searches.
-    delims = doc.sentence_delims() if len(entries) > _DELIMIT_ALL_FROM else None
+    reversed_text = ""
+    found = len(entries) > _DELIMIT_ALL_FROM
+    n_delims = len(delims)
     out: list[tuple[int, int]] = []
     n = len(entries)
     i = 0
     while i < n:
         pos = entries[i][0]
-        lo = hi = -1
-        if delims is not None:
-            starts, ends = delims
-            k = bisect_right(starts, pos)
-            if not (k and pos < ends[k - 1]):
-                lo = ends[k - 1] if k else 0
-                hi = starts[k] if k < len(starts) else length
-        if lo < 0:
+        k = bisect_left(delims, pos) if found else -1
+        if k >= 0 and (k == n_delims or delims[k] != pos):
+            lo = delims[k - 1] + 1 if k else 0
+            hi = delims[k] if k < n_delims else length
+        else:  # on a delimiter: the searches decide, as Doc.sentence does
+            if not reversed_text:
+                reversed_text = text[::-1]
             lo = _previous_end(text, reversed_text, pos)
             hi = _next_start(text, pos)
         j = i + 1

@@ -43,7 +43,7 @@ from memory.redline.base import (
     followed_by,
     words,
 )
-from memory.redline.persons import segment, subject_of
+from memory.redline.persons import persons, segment, subject_of
 
 DATA_FILE: Final = Path(__file__).with_name("data") / "health_terms.txt"
 # The THUOCL medical list's most frequent entries are words of the field, not conditions
@@ -257,6 +257,26 @@ def _token_at(doc: Doc, pos: int) -> tuple[int, int, str] | None:
     return None
 
 
+def _cut_through(doc: Doc, start: int, end: int) -> str:
+    """The segmenter's word that starts inside [start, end) and goes on past its end (看看
+    + 病句 cut through 看病): the match is then no word of the sentence. Only that edge
+    counts: the segmenter often joins a name's last character to the word after it
+    (覃思 + 远去 + 医院, where 覃思远 is the name), and a word overlapping a person reference
+    is never held against the match. Empty when there is none."""
+    lo, hi = doc.sentence(start)
+    at = lo
+    for word, _ in segment(doc.text[lo:hi]):
+        a, b = at, at + len(word)
+        at = b
+        if a >= end:
+            break
+        if start < a < end < b and not any(
+            r.start < b and a < r.end for r in persons(doc, lo, hi)
+        ):
+            return word
+    return ""
+
+
 # The segmenter's tags of a noun a bare condition head can attach to (甲状腺 is "l").
 _BODY_TAGS: Final = frozenset({"n", "ng", "nz", "l"})
 
@@ -340,6 +360,8 @@ class HealthRecogniser:
         subject = subject_of(doc, start, end, self_counts=True)
         if subject.generic or subject.person is None:
             return finding(0.2, f"generic: {subject.generic}")
+        if candidate.kind != "head" and (word := _cut_through(doc, start, end)):
+            return finding(0.1, f"part of another word ({word})")
         who = text[subject.person.start : subject.person.end]
         score = subject.weight
         diagnosed = _DIAGNOSIS_RE.search(text, back(text, start, lo), min(hi, end + 6))

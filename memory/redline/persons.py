@@ -195,7 +195,7 @@ GROUP_RE: Final = fast_compile(
     # (部分 of people, not of a paper: 部分同学, but 听力部分)
     r"|(?:大|一|小)?部分(?=同学|学生|孩子|人|家长|的)|大部分|一部分|多数|少数|一些|这届|整体|平均|人数|及格率|优秀率|合格率|升学率|近视率|肥胖率|[0-9]+人"
     r"|[一二三四五六七八九十几]+个?人|我们班|我班|本班|[0-9一二三四五六七八九十]+班(?![长主])"
-    r"|班级(?![第前排倒])|接力队|篮球队|足球队|代表队|[一-龥]{0,2}队(?![长员])|小组|我们组|团体|我校"
+    r"|班级(?![第前排倒])|家长们|各位家长|全体家长|接力队|篮球队|足球队|代表队|[一-龥]{0,2}队(?![长员])|小组|我们组|团体|我校"
     r"|(?<![A-Za-z])(?:class average|everyone|all students)(?![A-Za-z])"
 )
 # A class or a year before a superlative or a rank is where the person stands, not who the
@@ -209,7 +209,10 @@ _RANKED_AFTER_RE: Final = fast_compile(
 _GOVERNED_RE: Final = fast_compile(
     r"(?:给|为|让|帮|替|教|对|向|带|带领|要求|指导|辅导|请|叫|组织|安排|鼓励|提醒|通知|告诉|督促"
     r"|全体|所有|每个|每位|每一个|各位|多数|部分|很多|一些|有些|有的|哪些|适合|面向|针对|大部分"
-    r"|这届|我校|本校|全校|全班|初中|高中|小学|中学|这些|那些|这批|那批|这几个|那几个)的?$"
+    r"|这届|我校|本校|全校|全班|初中|高中|小学|中学|这些|那些|这批|那批|这几个|那几个"
+    # children in general (现在的孩子, 许多学生) and the object of advice (留意孩子的视力)
+    r"|现在|如今|现今|当今|这年头|时下|许多|好多|不少|大多数|大多|普通|一般|留意|关注|观察|监督"
+    r")的?$"
 )
 # A rate or a count right after the trigger: 近视率, 不及格人数.
 _STATISTIC_AFTER_RE: Final = fast_compile(r"\s*(?:率|人数|比例|的人数|的比例|的学生人数)")
