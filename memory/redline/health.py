@@ -270,9 +270,7 @@ def _cut_through(doc: Doc, start: int, end: int) -> str:
         at = b
         if a >= end:
             break
-        if start < a < end < b and not any(
-            r.start < b and a < r.end for r in persons(doc, lo, hi)
-        ):
+        if start < a < end < b and not any(r.start < b and a < r.end for r in persons(doc, lo, hi)):
             return word
     return ""
 

@@ -90,7 +90,13 @@ def test_full_width_and_zero_width_forms_decide_alike(
 @given(
     text=st.text(
         st.sampled_from(
-            [*"考了分5 3.。\n\r!?;．。！？；满分期末李华住院过敏成绩A", "\u200b", "\ufeff", "１", "２"]
+            [
+                *"考了分5 3.。\n\r!?;．。！？；满分期末李华住院过敏成绩A",
+                "\u200b",
+                "\ufeff",
+                "１",
+                "２",
+            ]
         ),
         max_size=70,
     )
