@@ -20,10 +20,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.redline import Category, explain, scan
+from memory.redline import Category, engine, explain, scan
 from memory.redline.base import THRESHOLD, Doc
 from memory.redline.engine import clear_sentence_cache
 from memory.redline.persons import persons
+from memory.textview import text_view
 from tests.memory.test_redline import full_width
 
 
@@ -135,3 +136,32 @@ def test_full_width_and_zero_width_forms_decide_alike_on_both_paths(
             data.draw(st.integers(1, len(chars) - 1)), data.draw(st.sampled_from(_INVISIBLES))
         )
     _assert_blocked("".join(chars), category, blocked)
+
+
+_DOTTED_PARTS = (
+    *("……", "...", ".", "3.5", "8.", ".6", "。.", "?.", "．", "１", "\u200b", "\n", " "),
+    *("考了", "85分", "过敏", "住院", "李华", "。", "E", "got a C"),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.lists(st.sampled_from(_DOTTED_PARTS), max_size=40).map("".join))
+def test_full_stops_found_around_the_triggers_delimit_as_the_searches_do(text: str) -> None:
+    # Full stops are not in the trigger automaton: the nearest ones around a trigger
+    # (ellipses, decimal points, full-width forms) bound the same sentences as the regex
+    # searches of Doc.sentence.
+    view = text_view(text).text
+    threshold = engine._DELIMIT_ALL_FROM
+    try:
+        engine._DELIMIT_ALL_FROM = 0
+        clear_sentence_cache()
+        found = engine._triggered(Doc(view))
+        engine._DELIMIT_ALL_FROM = 10**9
+        clear_sentence_cache()
+        searched = engine._triggered(Doc(view))
+    finally:
+        engine._DELIMIT_ALL_FROM = threshold
+    assert found == searched
+    doc = Doc(view)
+    for lo, hi in found:
+        assert doc.sentence(lo) == (lo, hi)
