@@ -146,6 +146,8 @@ def _literal_checks() -> dict[int, _Check]:
 
 
 _CHECKS: Final = _literal_checks()
+# A letter grade's capital is confirmed by what stands before it (Part A is none).
+_CONFIRM_LETTER: Final = grades.CONFIRMS["letter"]
 
 
 def _anchor_keys() -> tuple[tuple[str, ...], ...]:
@@ -223,7 +225,9 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
         entries.append((start, end, _CHECKS.get(i)))
     doc.triggers = occurrences
     if _ANY_CAPITAL_RE.search(text):
-        entries += [(m.start(), m.end(), None) for m in grades.LETTER_GATE_RE.finditer(text)]
+        entries += [
+            (m.start(), m.end(), _CONFIRM_LETTER) for m in grades.LETTER_GATE_RE.finditer(text)
+        ]
     if not entries:
         return []
     entries.sort(key=lambda e: e[0])

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.redline import Category, engine, explain, scan
+from memory.redline import Category, engine, explain, grades, scan
 from memory.redline.base import THRESHOLD, Doc
 from memory.redline.engine import clear_sentence_cache
 from memory.redline.persons import persons
@@ -165,3 +165,52 @@ def test_full_stops_found_around_the_triggers_delimit_as_the_searches_do(text: s
     doc = Doc(view)
     for lo, hi in found:
         assert doc.sentence(lo) == (lo, hi)
+
+
+# A capital A-F standing alone opens a sentence only after a letter grade's lead.
+LETTER_GRADES = [
+    ("他这次英语得了个B，要加油", Category.GRADE, True),
+    ("夏语桐期末数学等级是  A", Category.GRADE, True),
+    ("Tom got a C on the quiz", Category.GRADE, True),
+    ("Lily's grade:  D", Category.GRADE, True),
+    ("把Part A和Part B各出五道题", Category.GRADE, False),
+    ("选项C的说法是错的", Category.GRADE, False),
+]
+
+
+@pytest.mark.parametrize(("text", "category", "blocked"), LETTER_GRADES)
+def test_a_letter_grade_needs_its_lead(text: str, category: Category, blocked: bool) -> None:
+    _assert_blocked(text, category, blocked)
+
+
+_LETTER = next(p for p, kind, _, _ in grades._ITEMS if kind == "letter")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    lead=st.sampled_from(["得了", "等级", "是", "got", "graded", "Grade", "an", "A"]),
+    gap=st.integers(0, 40),
+    middle=st.sampled_from(["", "个", "个优", "数学", "个英语", "全科"]),
+    connective=st.sampled_from(["", "是", ":", "of", "was", "an", "a"]),
+    tail=st.integers(0, 40),
+    space=st.sampled_from([" ", "\u3000", "\t", "\n", "\u200b "]),
+    letter=st.sampled_from(["A", "B+", "C-", "F", "Ｄ"]),
+    wide=st.booleans(),
+)
+def test_every_letter_grade_is_confirmed_by_its_lead(
+    lead: str,
+    gap: int,
+    middle: str,
+    connective: str,
+    tail: int,
+    space: str,
+    letter: str,
+    wide: bool,
+) -> None:
+    # Whatever the runs of spaces (any kind, zero-width ones among them) around the lead's
+    # parts, the check of the trigger pass confirms the capital of every letter grade.
+    text = "王一诺" + lead + space * gap + middle + connective + space * tail + letter
+    view = text_view(full_width(text) if wide else text).text
+    for match in _LETTER.finditer(view):
+        capital = match.start() + len(match.group().rstrip("+-")) - 1
+        assert grades.CONFIRMS["letter"](view, capital, capital + 1), view
