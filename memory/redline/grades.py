@@ -83,7 +83,7 @@ _LETTER_LEAD: Final = (
     + en("grade", "graded", "grades", "got", "get", "an", "a")
     + r")\s*个?[\u4e00-\u9fff]{0,3}?(?:是|为|:|of|is|was|an?)?\s*"
 )
-_LETTER_LEAD_END_RE: Final = re.compile(f"(?:{_LETTER_LEAD})\\Z")
+_LETTER_LEAD_END_RE: Final = fast_compile(f"(?:{_LETTER_LEAD})\\Z")
 
 # (pattern, kind, needs academic context, a number a spec prefix such as 满分 disqualifies)
 _Item = tuple[re.Pattern[str], str, bool, bool]
