@@ -210,13 +210,35 @@ class TextView:
 
     original: str
     text: str
-    _events: tuple[tuple[int, int, int], ...] = field(default=(), repr=False)
-    _view_starts: tuple[int, ...] = field(default=(), repr=False)
+    _events: tuple[tuple[int, int, int], ...] = field(default=(), repr=False, compare=False)
+    _view_starts: tuple[int, ...] = field(default=(), repr=False, compare=False)
+    # Set by the fast path instead of the events: the characters whose view is not one
+    # character, the length of their view, and the text (case folded or not) they were
+    # found in. The events are worked out from them on the first mapping: most views are
+    # never mapped back (nothing in them is matched), and a teacher's ellipses (……) would
+    # cost an event each.
+    _pending: tuple[tuple[str, int], ...] = field(default=(), repr=False, compare=False)
+    _base: str = field(default="", repr=False, compare=False)
+
+    def _mapping(self) -> tuple[tuple[tuple[int, int, int], ...], tuple[int, ...]]:
+        """The events and the view offsets where they start (worked out once)."""
+        pending = self._pending
+        if pending:
+            events = sorted(
+                (at, 1, view_length)
+                for ch, view_length in pending
+                for at in _positions(self._base, ch)
+            )
+            # (set before _pending is cleared: a thread that sees it cleared sees them)
+            object.__setattr__(self, "_view_starts", _view_starts(events))
+            object.__setattr__(self, "_events", tuple(events))
+            object.__setattr__(self, "_pending", ())
+        return self._events, self._view_starts
 
     @property
     def identity(self) -> bool:
         """True when every view character is the original character at the same offset."""
-        return not self._events and self.text == self.original
+        return not self._pending and not self._events and self.text == self.original
 
     def offset(self, index: int) -> int:
         """The original offset of the character that produced view offset ``index``.
@@ -225,13 +247,14 @@ class TextView:
         """
         if index >= len(self.text):
             return len(self.original)
-        if not self._events:
+        events, starts = self._mapping()
+        if not events:
             return index
-        i = bisect_right(self._view_starts, index) - 1
+        i = bisect_right(starts, index) - 1
         if i < 0:
             return index
-        position, length, view_length = self._events[i]
-        start = self._view_starts[i]
+        position, length, view_length = events[i]
+        start = starts[i]
         if index < start + view_length:
             return position
         return position + length + (index - start - view_length)
@@ -241,18 +264,57 @@ class TextView:
 
         An empty view span maps to an empty original span at the mapped start.
         """
-        if not self._events:
+        events, starts = self._mapping()
+        if not events:
             return start, end
         if end <= start:
             at = self.offset(start)
             return at, at
         first = self.offset(start)
         last = self.offset(end - 1)
-        i = bisect_right(self._view_starts, end - 1) - 1
-        if i >= 0 and self._view_starts[i] <= end - 1 < self._view_starts[i] + self._events[i][2]:
+        i = bisect_right(starts, end - 1) - 1
+        if i >= 0 and starts[i] <= end - 1 < starts[i] + events[i][2]:
             # The last view character came from a multi-character source (\r\n).
-            return first, self._events[i][0] + self._events[i][1]
+            return first, events[i][0] + events[i][1]
         return first, last + 1
+
+
+def _positions(text: str, ch: str) -> list[int]:
+    """Every offset of the character ``ch`` in ``text``."""
+    out: list[int] = []
+    at = text.find(ch)
+    while at >= 0:
+        out.append(at)
+        at = text.find(ch, at + 1)
+    return out
+
+
+def _view_starts(events: list[tuple[int, int, int]]) -> tuple[int, ...]:
+    """The view offset where each event's view starts (events sorted by position)."""
+    starts: list[int] = []
+    shift = 0
+    for position, length, view_length in events:
+        starts.append(position + shift)
+        shift += view_length - length
+    return tuple(starts)
+
+
+def _distinct_unstable(base: str) -> set[str] | None:
+    """The distinct characters of ``base`` that are not stable, or None when there are
+    more than :data:`_FAST_DISTINCT`. One search per distinct character: everything
+    before the first match is stable, so once each found character is removed from the
+    rest, the next search starts there (a ``findall`` made a string per occurrence)."""
+    distinct: set[str] = set()
+    rest = base
+    m = _UNSTABLE_RE.search(rest)
+    while m is not None:
+        ch = m.group()
+        distinct.add(ch)
+        if len(distinct) > _FAST_DISTINCT:
+            return None
+        rest = rest[m.end() :].replace(ch, "")
+        m = _UNSTABLE_RE.search(rest)
+    return distinct
 
 
 def _cached_view(
@@ -274,20 +336,18 @@ def _fast_view(
     dashes: bool,
     confusables: bool,
     fold_case: bool,
-) -> tuple[str, list[tuple[int, int, int]]] | None:
-    """The view (and its events) built by one ``str.replace`` per distinct unstable
-    character (each a fast C scan) instead of a callback per run; None when the text has
-    too many distinct ones or a view that is itself replaced later (it would be folded
-    twice).
-
-    Characters whose view is not one character (the ellipsis … is "...", invisible ones
-    are "") are few: their positions are found by ``str.find`` and become the events.
-    """
-    distinct = set(_UNSTABLE_RE.findall(base))
-    if len(distinct) > _FAST_DISTINCT:
+) -> tuple[str, tuple[tuple[str, int], ...]] | None:
+    """The view built by one ``str.replace`` per distinct unstable character (each a fast
+    C scan) instead of a callback per run, and the characters whose view is not one
+    character with the length of their view (the ellipsis … is "...", invisible ones are
+    ""; their positions become the events when the view is first mapped back); None
+    when the text has too many distinct ones or a view that is itself replaced later (it
+    would be folded twice)."""
+    distinct = _distinct_unstable(base)
+    if distinct is None:
         return None
     views: list[tuple[str, str]] = []
-    events: list[tuple[int, int, int]] = []  # (original position, 1, view length)
+    pending: list[tuple[str, int]] = []
     for ch in distinct:
         out = _cached_view(table, ch, dashes=dashes, confusables=confusables, fold_case=fold_case)
         if out == ch:
@@ -296,15 +356,11 @@ def _fast_view(
             return None
         views.append((ch, out))
         if len(out) != 1:
-            at = base.find(ch)
-            while at >= 0:
-                events.append((at, 1, len(out)))
-                at = base.find(ch, at + 1)
+            pending.append((ch, len(out)))
     view = base
     for ch, out in views:
         view = view.replace(ch, out)
-    events.sort()
-    return view, events
+    return view, tuple(pending)
 
 
 def text_view(
@@ -355,20 +411,19 @@ def text_view(
         return "".join(parts)
 
     if fast is not None:
-        view, events = fast
-    else:
-        runs = _UNSTABLE_CRLF_RUN_RE if "\r" in base else _UNSTABLE_RUN_RE
-        view = runs.sub(fold_run, base)
+        view, pending = fast
+        if fold_case and not fold_first:
+            view = view.lower()  # only ASCII is left to fold: its length does not change
+        return TextView(original=text, text=view, _pending=pending, _base=base)
+    runs = _UNSTABLE_CRLF_RUN_RE if "\r" in base else _UNSTABLE_RUN_RE
+    view = runs.sub(fold_run, base)
     if fold_case and not fold_first:
         view = view.lower()  # only ASCII is left to fold: its length does not change
     if not events:
         return TextView(original=text, text=view)
-    starts: list[int] = []
-    shift = 0
-    for position, length, view_length in events:
-        starts.append(position + shift)
-        shift += view_length - length
-    return TextView(original=text, text=view, _events=tuple(events), _view_starts=tuple(starts))
+    return TextView(
+        original=text, text=view, _events=tuple(events), _view_starts=_view_starts(events)
+    )
 
 
 def fold(text: str, *, fold_case: bool = True) -> str:

@@ -102,15 +102,16 @@ def _trigger_literals() -> list[str]:
 
 
 _LITERALS: Final = _trigger_literals()
-# The characters of SENTENCE_DELIM_RE: the same automaton finds them, after the literals
-# (an index from len(_LITERALS) on is a delimiter), so the sentences around the triggers
-# are delimited without another pass over the text.
-_DELIM_CHARS: Final = "。!?;\n\r."
+# The characters of SENTENCE_DELIM_RE but the full stop: the same automaton finds them,
+# after the literals (an index from len(_LITERALS) on is a delimiter), so the sentences
+# around the triggers are delimited without another pass over the text. Full stops are
+# left out (an ellipsis, …… in the view, is six of them: most matches of a teacher text
+# were full stops); the nearest ones around a trigger are found by str.find and rfind.
+_DELIM_CHARS: Final = "。!?;\n\r"
 _N_LITERALS: Final = len(_LITERALS)
 # (Overlapping matches: a short English literal inside a longer word is no trigger, but
 # must not hide a literal that overlaps it.)
 _TRIGGERS: Final = AhoCorasick([*_LITERALS, *_DELIM_CHARS], implementation=Implementation.DFA)
-_FULL_STOP: Final = _N_LITERALS + _DELIM_CHARS.index(".")
 # Short English literals (CT, HIV, flu) count only as whole words: inside longer words
 # (project, fluent) they are everywhere. Longer ones count anywhere (a superset).
 _WORD_ONLY: Final = frozenset(
@@ -145,6 +146,8 @@ def _literal_checks() -> dict[int, _Check]:
 
 
 _CHECKS: Final = _literal_checks()
+# A letter grade's capital is confirmed by what stands before it (Part A is none).
+_CONFIRM_LETTER: Final = grades.CONFIRMS["letter"]
 
 
 def _anchor_keys() -> tuple[tuple[str, ...], ...]:
@@ -193,8 +196,9 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
 
     Only the sentences around the triggers are delimited (most of a long text never is),
     as :meth:`Doc.sentence` would find them: by the delimiter characters the trigger
-    automaton found (a full stop between two digits is a decimal point), or by searches
-    for the next delimiter run and for the previous one (on the reversed text).
+    automaton found and the nearest full stops on either side (a full stop between two
+    digits is a decimal point), or, for a trigger on a delimiter, by searches for the next
+    delimiter run and for the previous one (on the reversed text).
     """
     text = doc.text
     folded = lowered(text)
@@ -211,8 +215,7 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
     for occurrence in _TRIGGERS.find_matches_as_indexes(folded, overlapping=True):
         i, start, end = occurrence
         if i >= _N_LITERALS:
-            if i != _FULL_STOP or not decimal_point(text, start):
-                delims.append(start)
+            delims.append(start)
             continue
         occurrences.append(occurrence)
         if i in _WORD_ONLY and (
@@ -222,12 +225,15 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
         entries.append((start, end, _CHECKS.get(i)))
     doc.triggers = occurrences
     if _ANY_CAPITAL_RE.search(text):
-        entries += [(m.start(), m.end(), None) for m in grades.LETTER_GATE_RE.finditer(text)]
+        entries += [
+            (m.start(), m.end(), _CONFIRM_LETTER) for m in grades.LETTER_GATE_RE.finditer(text)
+        ]
     if not entries:
         return []
     entries.sort(key=lambda e: e[0])
     reversed_text = ""
     found = len(entries) > _DELIMIT_ALL_FROM
+    dots = "." in text
     n_delims = len(delims)
     out: list[tuple[int, int]] = []
     n = len(entries)
@@ -235,9 +241,24 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
     while i < n:
         pos = entries[i][0]
         k = bisect_left(delims, pos) if found else -1
-        if k >= 0 and (k == n_delims or delims[k] != pos):
+        if (
+            k >= 0
+            and (k == n_delims or delims[k] != pos)
+            and not (dots and text[pos] == "." and not decimal_point(text, pos))
+        ):
             lo = delims[k - 1] + 1 if k else 0
             hi = delims[k] if k < n_delims else length
+            if dots:  # the nearest full stops that are no decimal points, within [lo, hi)
+                j = text.rfind(".", lo, pos)
+                while j >= 0 and decimal_point(text, j):
+                    j = text.rfind(".", lo, j)
+                if j >= 0:
+                    lo = j + 1
+                j = text.find(".", pos, hi)
+                while j >= 0 and decimal_point(text, j):
+                    j = text.find(".", j + 1, hi)
+                if j >= 0:
+                    hi = j
         else:  # on a delimiter: the searches decide, as Doc.sentence does
             if not reversed_text:
                 reversed_text = text[::-1]

@@ -76,6 +76,15 @@ _TRANSCRIPT_RE: Final = fast_compile(
     r"|各科成绩|考试成绩|综合素质评价|排名表|排名榜|report card(?!s)|transcript(?!s)"
 )
 
+# What stands before a letter grade: a verb or a noun of results, at most a few words, a
+# connective (得了个B, 等级是A, got a C). No part but the two \s* runs is longer than 7.
+_LETTER_LEAD: Final = (
+    r"(?:等级|评级|等第|成绩|得了|拿了|考了|得到|评为|获评|获得|只有|只得|仅得|是|"
+    + en("grade", "graded", "grades", "got", "get", "an", "a")
+    + r")\s*个?[\u4e00-\u9fff]{0,3}?(?:是|为|:|of|is|was|an?)?\s*"
+)
+_LETTER_LEAD_END_RE: Final = fast_compile(f"(?:{_LETTER_LEAD})\\Z")
+
 # (pattern, kind, needs academic context, a number a spec prefix such as 满分 disqualifies)
 _Item = tuple[re.Pattern[str], str, bool, bool]
 _ITEMS: Final[tuple[_Item, ...]] = (
@@ -128,12 +137,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         True,
     ),
     (
-        fast_compile(
-            r"(?:等级|评级|等第|成绩|得了|拿了|考了|得到|评为|获评|获得|只有|只得|仅得|是|"
-            + en("grade", "graded", "grades", "got", "get", "an", "a")
-            + r")\s*个?"
-            r"[\u4e00-\u9fff]{0,3}?(?:是|为|:|of|is|was|an?)?\s*[A-F][+-]?(?![A-Za-z0-9])"
-        ),
+        fast_compile(_LETTER_LEAD + r"[A-F][+-]?(?![A-Za-z0-9])"),
         "letter",
         True,
         False,
@@ -478,6 +482,21 @@ def _tail(pattern: re.Pattern[str], *, at_end: bool = True) -> Callable[[str, in
     return confirm
 
 
+def _confirm_letter(text: str, start: int, end: int) -> bool:
+    """A capital A-F standing alone is a letter grade only after its lead (Part A, ATP's
+    A, option C are not). The lead's parts after its first word hold at most 7
+    characters besides two runs of spaces, and its first word at most 6: the window
+    reaches back over the spaces before the capital, 7 characters, any run of spaces
+    there, and 6 more."""
+    at = start
+    while at and text[at - 1].isspace():
+        at -= 1
+    lo = max(0, at - 7)
+    while lo and text[lo - 1].isspace():
+        lo -= 1
+    return _LETTER_LEAD_END_RE.search(text, max(0, lo - 6), start) is not None
+
+
 CONFIRMS: Final[dict[str, Callable[[str, int, int], bool]]] = {
     "score": _confirm_score,
     "approx_score": _confirm_cn_score,
@@ -488,6 +507,7 @@ CONFIRMS: Final[dict[str, Callable[[str, int, int], bool]]] = {
     "approx": _confirm_full_marks,
     "transcript": _confirm_transcript,
     "qualitative": _confirm_standing,
+    "letter": _confirm_letter,
 }
 LETTER_GATE_RE: Final = re.compile(r"[A-F](?![A-Za-z0-9])")
 

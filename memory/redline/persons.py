@@ -19,8 +19,11 @@ statement. It combines a Chinese segmenter with rules:
 The subject is *generic* — and the statement passes — when the sentence is about a
 text under study or fiction (《…》, 课文, 小说, 主人公), a hypothesis or a wish (如果,
 希望, 预防), an exam item's patient (患者, 某同学, 甲同学), a relative clause addressed
-to a group (有哮喘的同学…, 不及格的同学…), or a group, team or class statistic (全班,
-接力队, 及格率, 12人).
+to a group (有哮喘的同学…, 不及格的同学…, reaching across an enumeration's 、), or a
+group, team or class statistic (全班, 接力队, 及格率, 12人, 这届学生, 这帮孩子). A bare word
+for pupils or teachers (学生, 儿童, 老师) is a class of people or the addressee: it takes
+the subject's place but identifies nobody (``NOBODY``), unless a singular classifier makes
+it someone (有个学生) or a surname heads the title (方老师).
 """
 
 from __future__ import annotations
@@ -122,22 +125,39 @@ _ROLE_RE: Final = fast_compile(
     # A parent's "our family" is the child: 我家欣怡, 我们家的数学, 你家丫头, 俺家崽.
     r"|(?:我|俺|咱|你|您)(?:们)?家(?![里附楼门长乡人庭务具电网族境事])(?=的|[\u4e00-\u9fff])"
     # (no numeral, 些 or 们 inside: 这次有两个同学, 这些学生 are groups)
-    rf"|(?:这|那|该|此)(?:个|位|名)?(?:(?![一二两三四五六七八九十几些们每有是都])[{_CJK}]){{0,6}}?"
+    # (nor a group's classifier: 这帮熊孩子, 这届学生, 那群小朋友)
+    rf"|(?:这|那|该|此)(?![帮届群批伙拨类种班级些])(?:个|位|名)?"
+    rf"(?:(?![一二两三四五六七八九十几些们每有是都])[{_CJK}]){{0,6}}?"
     r"(?:学生|同学|孩子|男生|女生|男孩|女孩|小朋友|转学生|插班生|新生|娃|丫头|小子)"
     r"|该生|此生|儿子|女儿|闺女|丫头(?!们)"
     r"|(?<![A-Za-z])(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er) (?:son|daughter|kid|child|boy|girl)(?![A-Za-z])"
     r"|副?班长|[学体文劳宣纪]\S?委员|[\u4e00-\u9fff]{0,2}课代表|小?组长|团支书|同桌|室友|舍友"
     r"|转学生|插班生"
 )
-# Bare 孩子/学生 in a parent's or teacher's remark usually means one child, but weakly.
+# Bare 孩子 in a parent's or teacher's remark usually means one child, but weakly; a bare
+# 学生 or 老师 names nobody (_CLASS_NOUNS).
 _WEAK_RE: Final = fast_compile(
     r"孩子|学生|宝宝|小孩|儿童|老师|(?<!娃)娃(?!娃)|崽|student|kid|child", re.IGNORECASE
 )
+# Words for a pupil or a teacher in general (学生容易失分, 儿童哮喘, 老师，请问…): a class of
+# people or the addressee, never by themselves the person a statement is about.
+_CLASS_NOUNS: Final = frozenset({"学生", "儿童", "老师", "student"})
+# …unless a singular classifier makes it someone: 有个学生, 一位老师, 班上一名学生.
+_ONE_OF_RE: Final = fast_compile(
+    r"(?:有|一)(?:个|位|名)$|(?<![每哪各这那几某两三四五六七八九十百0-9])(?:个|位)$"
+)
+# Below THRESHOLD: a reference that takes the subject's place but identifies nobody.
+NOBODY: Final = 0.3
 _SEAT_RE: Final = fast_compile(
     r"(?:学号\s*)?[0-9]{1,2}\s*号(?:同学|学生|男生|女生|小朋友)"
     r"|学号\s*[0-9]{1,3}(?:的)?(?:同学|学生)?"
     rf"|(?:(?<![{_CJK}0-9])|(?<=班里)|(?<=班上)|(?<=组))[0-9]{{1,2}}\s*号"
     r"(?![楼线床门房馆车路口单码位栋层下上晚前之以开截交放考到~-])"
+)
+# One character heading a clause before a title is a surname: 方老师, 季同学.
+_TITLE_RE: Final = fast_compile(rf"(?:^|(?<=[,:;\s]))([{_CJK}])(?:老师|同学)")
+_NOT_SURNAME: Final = frozenset(
+    "这那哪每各该本某我你他她男女新老好小大的是和跟与给对向找请问让被把由众"
 )
 _BRACKET_RE: Final = fast_compile(rf"[(（]([{_CJK}]{{2,4}}|[A-Z][a-z]{{1,12}})[)）]")
 # An unknown word heading a clause right before 对: 佘明远对芒果过敏.
@@ -210,12 +230,16 @@ _GOVERNED_RE: Final = fast_compile(
     r"(?:给|为|让|帮|替|教|对|向|带|带领|要求|指导|辅导|请|叫|组织|安排|鼓励|提醒|通知|告诉|督促"
     r"|全体|所有|每个|每位|每一个|各位|多数|部分|很多|一些|有些|有的|哪些|适合|面向|针对|大部分"
     r"|这届|我校|本校|全校|全班|初中|高中|小学|中学|这些|那些|这批|那批|这几个|那几个"
+    # a group's classifier and its modifier: 这帮熊孩子, 那群小学生
+    r"|(?:这|那)(?:帮|群|伙|届|批|拨)[\u4e00-\u9fff]{0,2}"
     # children in general (现在的孩子, 许多学生) and the object of advice (留意孩子的视力)
     r"|现在|如今|现今|当今|这年头|时下|许多|好多|不少|大多数|大多|普通|一般|留意|关注|观察|监督"
     r")的?$"
 )
 # A rate or a count right after the trigger: 近视率, 不及格人数.
 _STATISTIC_AFTER_RE: Final = fast_compile(r"\s*(?:率|人数|比例|的人数|的比例|的学生人数)")
+# Where a noun phrase ends: a clause delimiter other than the enumeration comma 、.
+_PHRASE_END_RE: Final = re.compile(r"[,:;]")
 # A relative clause addressed to a group: 有哮喘的同学…, 不及格的同学请…
 _RELATIVE_RE: Final = fast_compile(
     r"的(?:同学|学生|孩子|人|小朋友|家长|老师|学员|班级|班|学校|年级)"
@@ -497,6 +521,7 @@ _RULE_REF_RES: Final = (
     _SELF_RE,
     _WEAK_RE,
     _X_DUI_RE,
+    _TITLE_RE,
 )
 # Matches wherever one of the rule-based references could (each pattern keeps its flags).
 _ANY_RULE_REF_RE: Final = fast_compile(
@@ -554,7 +579,14 @@ def _sentence_persons(sentence: str) -> tuple[PersonRef, ...]:
     for m in _WEAK_RE.finditer(sentence):
         if sentence.startswith("们", m.end()) or _GOVERNED_RE.search(sentence, 0, m.start()):
             continue
+        noun = m.group().lower()
+        if noun in _CLASS_NOUNS and not _ONE_OF_RE.search(sentence, 0, m.start()):
+            refs.append(PersonRef(m.start(), m.end(), "class", NOBODY))
+            continue
         refs.append(PersonRef(m.start(), m.end(), "weak", 0.55))
+    for m in _TITLE_RE.finditer(sentence):
+        if m.group(1) not in _NOT_SURNAME:
+            refs.append(PersonRef(m.start(), m.end(), "name", 0.85))
     for m in _X_DUI_RE.finditer(sentence):
         head = m.group(1)
         if (
@@ -604,8 +636,10 @@ def subject_of(doc: Doc, start: int, end: int, *, self_counts: bool) -> Subject:
         # there is usually part of something else, 领取暖宝宝)
         strong_after = [r for r in after if r.weight > 0.6]
         person = strong_after[0] if strong_after else None
-    # A relative clause to a group (有哮喘的同学请…) unless someone is pointed at in it.
-    rel = _RELATIVE_RE.search(text, end, c_hi)
+    # A relative clause to a group (有哮喘的同学请…, 患有哮喘、心脏病等的学生…: an
+    # enumeration's 、 does not end the noun phrase) unless someone is pointed at in it.
+    phrase_end = _PHRASE_END_RE.search(text, end, hi)
+    rel = _RELATIVE_RE.search(text, end, phrase_end.start() if phrase_end else hi)
     pointed_at = person is not None and person.kind in ("role", "seat") and person.start >= c_lo
     if (
         rel

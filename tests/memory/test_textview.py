@@ -273,3 +273,18 @@ def test_the_replace_fast_path_builds_the_same_view(
         slow.offset(i) for i in range(len(slow.text) + 1)
     ]
     assert fast.span(0, len(fast.text)) == slow.span(0, len(slow.text))
+
+
+def test_the_map_of_a_fast_view_is_worked_out_on_first_use() -> None:
+    # The fast path defers the events of its longer views (… is "...") until a span is
+    # mapped back; before and after, the view answers alike.
+    text = "老师……好，Ａ\u200b1"
+    view = text_view(text)
+    assert view.text == "老师......好,A1"
+    assert not view.identity
+    first = [view.offset(i) for i in range(len(view.text) + 1)]
+    assert first == [0, 1, 2, 2, 2, 3, 3, 3, 4, 5, 6, 8, 9]
+    assert [view.offset(i) for i in range(len(view.text) + 1)] == first
+    assert view.span(2, 8) == (2, 4)  # the two ellipses, whole
+    assert view.span(10, 12) == (6, 9)  # "A1": the zero-width space between comes along
+    assert not view.identity
