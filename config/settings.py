@@ -182,10 +182,15 @@ STORAGES = {
 # X-Forwarded-For (nginx, the school's gateway). 0: the client is REMOTE_ADDR.
 WEB_PROXY_COUNT = env_int("WEB_PROXY_COUNT", 0, minimum=0)
 
+# Each web process remembers a valid API token (and its user) this many seconds: a token
+# deleted in the admin or a deactivated teacher is refused at most this long later
+# (agents/api/authentication.py); 0 looks the token up on every request.
+API_TOKEN_CACHE_SECONDS = env_float("API_TOKEN_CACHE_SECONDS", 10.0, minimum=0)
+
 REST_FRAMEWORK = {
     # Token first: an anonymous request then gets 401 with WWW-Authenticate, not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "agents.api.authentication.RememberedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
