@@ -332,11 +332,11 @@ class RateBucket(models.Model):
     ``admitted`` its answer: the one statement that takes a request reads them back.
     """
 
-    key = models.CharField(max_length=200, primary_key=True)
-    tat = models.FloatField()
-    step = models.FloatField()
-    bound = models.FloatField()
-    admitted = models.BooleanField()
+    key = models.CharField(_("键"), max_length=200, primary_key=True)
+    tat = models.FloatField(_("理论到达时间"))
+    step = models.FloatField(_("间隔"))
+    bound = models.FloatField(_("放行界限"))
+    admitted = models.BooleanField(_("已放行"))
 
     class Meta:
         db_table = "agents_rate_bucket"

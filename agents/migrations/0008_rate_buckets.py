@@ -15,11 +15,11 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='RateBucket',
             fields=[
-                ('key', models.CharField(max_length=200, primary_key=True, serialize=False)),
-                ('tat', models.FloatField()),
-                ('step', models.FloatField()),
-                ('bound', models.FloatField()),
-                ('admitted', models.BooleanField()),
+                ('key', models.CharField(max_length=200, primary_key=True, serialize=False, verbose_name='键')),
+                ('tat', models.FloatField(verbose_name='理论到达时间')),
+                ('step', models.FloatField(verbose_name='间隔')),
+                ('bound', models.FloatField(verbose_name='放行界限')),
+                ('admitted', models.BooleanField(verbose_name='已放行')),
             ],
             options={
                 'verbose_name': '限流计数',
