@@ -6,7 +6,9 @@ user whose account names a language, this middleware (after ``AuthenticationMidd
 switches to it, so the choice follows the teacher from one computer to the next. The
 account's choice is read once per session and kept in it (``remember_language`` updates
 it when the teacher switches). A token-authenticated API client is not known yet at
-this point (DRF authenticates in the view): it gets its ``Accept-Language``.
+this point (DRF authenticates in the view): it gets its ``Accept-Language``, and a
+request that carries a token is not looked up by its session cookie either (the token,
+not the cookie, says who it is; the session and its user would cost two queries).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ class AccountLanguageMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.META.get("HTTP_AUTHORIZATION"):
+            return self.get_response(request)
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated:
             language = request.session.get(SESSION_KEY)

@@ -322,3 +322,26 @@ class Preference(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user}: {self.language or '-'}"
+
+
+class RateBucket(models.Model):
+    """One rate limit's bucket (agents/ratelimits.py): a teacher's runs, a school's runs.
+
+    ``tat`` (seconds since the epoch) is the bucket's theoretical arrival time; ``step``
+    and ``bound`` are the last request's emission interval and admission bound, and
+    ``admitted`` its answer: the one statement that takes a request reads them back.
+    """
+
+    key = models.CharField(_("键"), max_length=200, primary_key=True)
+    tat = models.FloatField(_("理论到达时间"))
+    step = models.FloatField(_("间隔"))
+    bound = models.FloatField(_("放行界限"))
+    admitted = models.BooleanField(_("已放行"))
+
+    class Meta:
+        db_table = "agents_rate_bucket"
+        verbose_name = _("限流计数")
+        verbose_name_plural = _("限流计数")
+
+    def __str__(self) -> str:
+        return self.key

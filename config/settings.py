@@ -182,10 +182,15 @@ STORAGES = {
 # X-Forwarded-For (nginx, the school's gateway). 0: the client is REMOTE_ADDR.
 WEB_PROXY_COUNT = env_int("WEB_PROXY_COUNT", 0, minimum=0)
 
+# Each web process remembers a valid API token (and its user) this many seconds: a token
+# deleted in the admin or a deactivated teacher is refused at most this long later
+# (agents/api/authentication.py); 0 looks the token up on every request.
+API_TOKEN_CACHE_SECONDS = env_float("API_TOKEN_CACHE_SECONDS", 10.0, minimum=0)
+
 REST_FRAMEWORK = {
     # Token first: an anonymous request then gets 401 with WWW-Authenticate, not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "agents.api.authentication.RememberedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -362,8 +367,9 @@ else:
     Q_CLUSTER["orm"] = "default"
 # --- Limits (throttles) -------------------------------------------------------------------
 # Runs a teacher may start per period (all their agents), and runs per period on one
-# school's agents (all its teachers): DRF throttle rates, "<n>/<second|minute|hour|day>".
-# Beyond them a run request answers 429 with Retry-After (agents/api/throttles.py).
+# school's agents (all its teachers), "<n>/<second|minute|hour|day>": a bucket of n runs
+# refilled at n per period (agents/ratelimits.py). Beyond them a run request answers 429
+# with Retry-After (agents/api/throttles.py).
 RUN_RATE_USER = env_rate("RUN_RATE_USER", "30/minute")
 RUN_RATE_TENANT = env_rate("RUN_RATE_TENANT", "300/minute")
 # Wrong passwords (API token, teachers' login, admin login; django-axes): after this many
@@ -382,33 +388,16 @@ AXES_CLIENT_IP_CALLABLE = "agents.logins.client_address"
 # Successful logins are not logged (no use here, and a row per login).
 AXES_DISABLE_ACCESS_LOG = True
 AXES_VERBOSE = False
-# The throttles' store, shared by every web process: the database cache (table
-# agent_memory_limits, created by a migration) unless LIMITS_CACHE_URL names a Redis
-# (redis://host:6379/2), which takes the writes off the database.
+# The limits' store, shared by every web process: a table of the database (agents_rate_bucket,
+# one row per teacher and per school, taken with one statement per run request) unless
+# LIMITS_CACHE_URL names a Redis (redis://host:6379/2), which takes the writes off the
+# database. Keys in Redis carry Q_NAME (installations and test runs sharing one keep apart).
 LIMITS_CACHE_URL = env_str("LIMITS_CACHE_URL", "")
 if LIMITS_CACHE_URL and not LIMITS_CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
     raise ImproperlyConfigured("LIMITS_CACHE_URL must be a redis://, rediss:// or unix:// URL")
-LIMITS_CACHE = "limits"
-_LIMITS_CACHE: dict[str, Any] = (
-    {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": LIMITS_CACHE_URL,
-        # A request never hangs on a black-holed Redis.
-        "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
-    }
-    if LIMITS_CACHE_URL
-    else {
-        # Django's database cache with one upsert per write (agents/limits_cache.py).
-        "BACKEND": "agents.limits_cache.LimitsCache",
-        "LOCATION": "agent_memory_limits",
-    }
-)
-# Installations (and test runs) sharing one Redis keep apart by their queue name.
-_LIMITS_CACHE["KEY_PREFIX"] = Q_NAME
 
 CACHES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    LIMITS_CACHE: _LIMITS_CACHE,
     # Files, not the database: the heartbeat is written twice a second and has no place
     # among the database's writes (SQLite has one writer). One host, as the processes are.
     "django_q": {

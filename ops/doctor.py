@@ -23,7 +23,6 @@ import redis
 from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.contrib.staticfiles.storage import ManifestFilesMixin, staticfiles_storage
-from django.core.cache import caches
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
@@ -31,7 +30,8 @@ from django_q.brokers import Broker, get_broker
 from django_q.models import OrmQ
 from django_q.status import Stat
 
-from agents.models import Provider
+from agents.models import Provider, RateBucket
+from agents.ratelimits import rate_store_probe
 from agents.tokens import count_tokens
 from ops.catalogues import catalogue_languages, catalogue_stale
 
@@ -168,16 +168,16 @@ def check_broker() -> CheckResult:
 
 
 def check_limits_store() -> CheckResult:
-    """The run limits' cache answers a read (its table exists, or its Redis is up)."""
+    """The run limits' store answers (its table exists, or its Redis is up)."""
     name = "limits store"
     if settings.LIMITS_CACHE_URL:
         label = f"Redis {_safe_url(settings.LIMITS_CACHE_URL)}"
         hint = "start Redis or fix LIMITS_CACHE_URL; unset it to count in the database"
     else:
-        label = f"database cache table {settings.CACHES[settings.LIMITS_CACHE]['LOCATION']}"
+        label = f"database table {RateBucket._meta.db_table}"
         hint = "run `manage.py migrate` (it creates the table)"
     try:
-        caches[settings.LIMITS_CACHE].get("doctor-probe")
+        rate_store_probe()
     except Exception as exc:
         return CheckResult(name, False, f"{label}: {type(exc).__name__}", hint)
     return CheckResult(name, True, label)

@@ -14,8 +14,6 @@ from typing import Any
 import pytest
 from axes.models import AccessAttempt
 from django.contrib.auth import get_user_model
-from django.core.cache import caches
-from django.db import connection
 from django.db.models import F
 from django.test import Client
 from rest_framework.test import APIClient
@@ -222,20 +220,3 @@ def test_a_successful_login_does_not_reset_the_address_count(
     assert_locked_api(token("nobody-3", "guess", address="192.0.2.80"))
     make_teacher(tenant_name="第三中学", username="zhao")
     assert_locked_api(token("zhao", "pw-zhao", address="192.0.2.80"))
-
-
-def test_the_limits_store_writes_a_key_in_place_and_forgets_it_when_expired(
-    settings: Any,
-) -> None:
-    """The shared store (agents/limits_cache.py): one row per key, whatever the writes."""
-    store = caches[settings.LIMITS_CACHE]
-    store.set("run-user-7", [2.0], 60)
-    store.set("run-user-7", [3.0, 2.0], 60)
-    assert store.get("run-user-7") == [3.0, 2.0]
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT COUNT(*) FROM agent_memory_limits")
-        assert cursor.fetchone()[0] == 1
-    store.set("run-user-7", [4.0], -1)
-    assert store.get("run-user-7") is None
-    store.set("run-user-7", [5.0], 60)
-    assert store.get("run-user-7") == [5.0]

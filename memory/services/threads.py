@@ -16,6 +16,9 @@ from memory.scope import Scope
 class ThreadRejected(ValueError):
     """A run named a thread it may not use. The message reveals nothing about others."""
 
+    def __init__(self) -> None:
+        super().__init__(_("找不到这个会话：它不存在，或不属于你与这个智能体的对话。"))
+
 
 def thread_title_from(text: str) -> str:
     flat = " ".join(text.split())
@@ -37,11 +40,28 @@ def thread_for_run(*, scope: Scope, thread_id: str | None, first_input: str) -> 
             created_at=now,
             updated_at=now,
         )
-    thread = thread_of_scope(scope=scope, thread_id=thread_id)
-    Thread.objects.filter(pk=thread.pk).update(status=Thread.Status.ACTIVE, updated_at=now)
-    thread.status = Thread.Status.ACTIVE
-    thread.updated_at = now
-    return thread
+    # One statement: the scope check, the reactivation and the read of the row (an
+    # UPDATE ... RETURNING, PostgreSQL and SQLite), where a SELECT then an UPDATE took two.
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(str(f.column)) for f in Thread._meta.concrete_fields)
+    rows = list(
+        Thread.objects.raw(
+            f"UPDATE {quote(Thread._meta.db_table)} SET status = %s, updated_at = %s "
+            "WHERE id = %s AND tenant_id = %s AND agent_id = %s AND owner_id = %s "
+            f"AND deleted_at IS NULL RETURNING {columns}",
+            [
+                Thread.Status.ACTIVE.value,
+                connection.ops.adapt_datetimefield_value(now),
+                thread_id,
+                scope.tenant_id,
+                scope.agent_id,
+                scope.owner_id,
+            ],
+        )
+    )
+    if not rows:
+        raise ThreadRejected()
+    return rows[0]
 
 
 def thread_of_scope(*, scope: Scope, thread_id: str) -> Thread:
@@ -49,7 +69,7 @@ def thread_of_scope(*, scope: Scope, thread_id: str) -> Thread:
     (missing, another tenant's, another owner's or another agent's look the same)."""
     thread = Thread.objects.visible().filter(pk=thread_id, **scope.filter_kwargs()).first()
     if thread is None:
-        raise ThreadRejected(_("找不到这个会话：它不存在，或不属于你与这个智能体的对话。"))
+        raise ThreadRejected()
     return thread
 
 

@@ -223,7 +223,7 @@ def test_an_unreachable_redis_broker_fails_fast_with_a_hint() -> None:
 @pytest.mark.django_db
 def test_the_limits_store_in_the_database_passes() -> None:
     result = by_name(doctor_run())["limits store"]
-    assert result.ok and "agent_memory_limits" in result.detail
+    assert result.ok and "agents_rate_bucket" in result.detail
 
 
 def test_an_unreachable_redis_limits_store_fails_with_a_hint() -> None:

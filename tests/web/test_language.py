@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 from django.conf import settings
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from agents.models import Preference, Run
 from tests.factories import Teacher
@@ -159,6 +161,28 @@ def test_api_errors_follow_a_token_clients_accept_language(
     )
     assert response.status_code == 400
     assert response.json()["input"] == [message]
+
+
+def test_a_token_request_with_a_session_cookie_is_the_tokens_client(
+    teacher: Teacher, colleague: Teacher
+) -> None:
+    """The token says who calls: the session cookie's teacher (here another one, who
+    chose English) is not looked up, and the request speaks its Accept-Language."""
+    Preference.objects.create(user=colleague.user, language="en")
+    client = teacher.client
+    client.force_login(colleague.user)
+    client.get("/chat/")  # the colleague's session has its language now
+    with CaptureQueriesContext(connection) as queries:
+        response = client.post(
+            f"/api/agents/{teacher.agent.pk}/run",
+            {"input": "   "},
+            format="json",
+            HTTP_ACCEPT_LANGUAGE=CHINESE,
+        )
+    assert response.status_code == 400
+    assert response.json()["input"] == ["输入不能为空。"]
+    tables = " ".join(q["sql"] for q in queries)
+    assert "django_session" not in tables
 
 
 def test_a_failed_runs_message_follows_the_language_it_is_read_in(teacher: Teacher) -> None:
