@@ -433,6 +433,9 @@ def _spec_before(text: str, number_start: int) -> bool:
     )
 
 
+_NUMBER_CHARS: Final = DIGITS + "." + CN_NUMERALS
+
+
 def _number_start(text: str, end: int, chars: str) -> int:
     while end and text[end - 1] in chars:
         end -= 1
@@ -587,10 +590,13 @@ class GradeRecogniser:
                 start = m.start()
                 # The cheapest veto, before any object is made: the number describes the
                 # paper (满分100分, 每题3分). Most numbers of an exam request end here.
-                if spec_sensitive and _SPEC_PREFIX_RE.search(
-                    text, max(doc.sentence(start)[0], start - 8), start
-                ):
-                    continue
+                # It reads before the whole number, as the trigger pass's checks do: a
+                # match may start inside a longer run of numerals (每题十二百多分).
+                if spec_sensitive:
+                    lo = doc.sentence(start)[0]
+                    at = max(lo, _number_start(text, start, _NUMBER_CHARS))
+                    if _SPEC_PREFIX_RE.search(text, max(lo, at - 8), at):
+                        continue
                 out.append(Candidate(start, m.end(), kind))
         return out
 

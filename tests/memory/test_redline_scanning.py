@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memory.redline import Hit, engine, grades, health, persons, scan
@@ -52,12 +52,19 @@ def test_the_checks_of_loose_anchors_keep_every_candidate(kind: str) -> None:
     recogniser = grades.GradeRecogniser()
 
     @_GENERATED
+    # Found by the generator: a match starting inside a longer run of numerals, with a
+    # paper's prefix before the run (the recogniser's veto read only before the match).
+    @example(text="零一二三四五六七八九十百两〇两二多分谊P", before="每题", after="钟")
+    @example(text="12345分", before="每题", after="")
     @given(
         text=st.from_regex(_original(pattern)),
         before=st.sampled_from(["", "满分", "每题", "期末", "考了", "。", "分", "5"]),
         after=st.sampled_from(["", "钟", "分", "。", "87", "/", "、"]),
     )
     def check(text: str, before: str, after: str) -> None:
+        # A sentence served from the cache is marked whatever its checks say: the property
+        # is about the checks, so every example starts without one.
+        engine.clear_sentence_cache()
         doc = Doc(text_view(before + text + after).text)
         marked = engine._triggered(doc)
         for candidate in recogniser.find(doc):
