@@ -31,6 +31,14 @@ def parse(
     return parser.parse_args()
 
 
+def production_settings() -> None:
+    """Production's settings for the children: DEBUG off (no debug cursor or query log)."""
+    import secrets
+
+    os.environ.setdefault("DJANGO_SECRET_KEY", secrets.token_urlsafe(50))
+    os.environ["DJANGO_DEBUG"] = "0"
+
+
 def run_per_backend(script: str, args: list[str], backend: str) -> None:
     """Re-run ``script`` in a child process per backend (the parent only dispatches)."""
     backends = ["sqlite", "postgres"] if backend == "all" else [backend]

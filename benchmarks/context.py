@@ -40,6 +40,7 @@ def main() -> None:
         ),
     )
     if not _setup.is_child():
+        _setup.production_settings()
         _setup.run_per_backend(
             __file__,
             [

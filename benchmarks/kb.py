@@ -166,6 +166,7 @@ def main() -> None:
         ),
     )
     if not _setup.is_child():
+        _setup.production_settings()
         _setup.run_per_backend(
             __file__, ["--chunks", str(args.chunks), "--queries", str(args.queries)], args.backend
         )
