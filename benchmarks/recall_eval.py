@@ -615,8 +615,10 @@ def _auc(pos: np.ndarray, neg: np.ndarray) -> float:
 
 
 def report_tradeoff(sets: dict[str, DevSet], thresholds: Sequence[float]) -> None:
-    print("\n== Gate trade-off (new system): inject/false by threshold, dev | held-back ==")
-    print(f"{'set':10} " + " ".join(f"{t:>14}" for t in thresholds))
+    """The operating curve of the shipped gate score: relevant injected / false injection
+    per set and split at each threshold (the relative floor and the limit as shipped)."""
+    print("\n== Gate operating curve (new system): inject/false by threshold, dev | held-back ==")
+    print(f"{'set':13} " + " ".join(f"{t:>14}" for t in thresholds))
     for set_name, data in sets.items():
         parts = split_results(run(New(), data), data)
         cells = []
@@ -626,7 +628,64 @@ def report_tradeoff(sets: dict[str, DevSet], thresholds: Sequence[float]) -> Non
             cells.append(
                 f"{d.injected:.2f}/{d.false_injection:.2f}|{h.injected:.2f}/{h.false_injection:.2f}"
             )
-        print(f"{set_name:10} " + " ".join(f"{c:>14}" for c in cells))
+        print(f"{set_name:13} " + " ".join(f"{c:>14}" for c in cells))
+    print(
+        "  each cell: dev inject/false | held-back inject/false; inject can reach Hit@3 at\n"
+        "  most (the gate injects only from the top 3)."
+    )
+
+
+@dataclass
+class Misses:
+    """Answerable questions with no relevant entry injected, by where the relevant one was."""
+
+    n_answerable: int
+    gated_out: int  # a relevant entry in the top 3, none of them passing the gate
+    ranked_low: int  # the best relevant entry ranked 4th..SEARCH_K-th
+    not_retrieved: int  # no relevant entry in the top SEARCH_K
+
+
+def miss_breakdown(results: Sequence[Result], threshold: float) -> Misses:
+    def passes(hits: Sequence[Ranked]) -> list[Ranked]:
+        relative = RELATIVE_FLOOR if hits and hits[0].evidence is not None else 0.0
+        return gate(hits, threshold=threshold, limit=GATE_LIMIT, relative=relative)
+
+    answerable = [r for r in results if r.ask.relevant]
+    gated_out = ranked_low = not_retrieved = 0
+    for r in answerable:
+        if any(h.doc_id in r.ask.relevant for h in passes(r.own)):
+            continue
+        ranks = [i for i, h in enumerate(r.own) if h.doc_id in r.ask.relevant]
+        if not ranks:
+            not_retrieved += 1
+        elif ranks[0] < GATE_LIMIT:
+            gated_out += 1
+        else:
+            ranked_low += 1
+    return Misses(len(answerable), gated_out, ranked_low, not_retrieved)
+
+
+def report_misses(sets: dict[str, DevSet], system: System) -> None:
+    print(
+        f"\n== Misses ({system.name} @{system.threshold:g}): answerable questions with no "
+        "relevant injection =="
+    )
+    print(
+        f"{'set':13} {'split':9} {'answ.':>5} {'missed':>6}  {'(a) top-3, gated out':>20}  "
+        f"{'(b) ranked 4-' + str(SEARCH_K):>16}  {'(c) not in top ' + str(SEARCH_K):>17}"
+    )
+    for set_name, data in sets.items():
+        for split, part in split_results(run(system, data), data).items():
+            m = miss_breakdown(part, system.threshold)
+            missed = m.gated_out + m.ranked_low + m.not_retrieved
+            a, b, c = (
+                f"{k:4} ({k / missed:4.0%})" if missed else f"{k:4}"
+                for k in (m.gated_out, m.ranked_low, m.not_retrieved)
+            )
+            print(
+                f"{set_name:13} {split:9} {m.n_answerable:5} {missed:6}  {a:>20}  {b:>16}  {c:>17}"
+            )
+    print("  shares are of the missed questions; (a) is what a better gate can recover.")
 
 
 def report_tokenizers(sets: dict[str, DevSet]) -> None:
@@ -685,7 +744,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         gate_module.COEFFICIENTS = tuple(float(c) for c in w)
         print(f"  (the tables below use the refitted gate at {threshold})")
     summary = report_main(sets, [Today(), TodayGateConversation(), New(threshold=threshold)])
-    report_tradeoff(sets, (0.6, 0.7, 0.8, 0.85, 0.9, 0.95))
+    report_misses(sets, New(threshold=threshold))
+    report_tradeoff(sets, (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95))
     if args.tokenizers:
         report_tokenizers(sets)
     if args.json:
