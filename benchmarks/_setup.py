@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import signal
 import statistics
 import subprocess
@@ -32,9 +33,8 @@ def parse(
 
 
 def production_settings() -> None:
-    """Production's settings for the children: DEBUG off (no debug cursor or query log)."""
-    import secrets
-
+    """Production's settings for the children: DEBUG off (no debug cursor or query log,
+    the manifest storage is not touched by the API), as under gunicorn."""
     os.environ.setdefault("DJANGO_SECRET_KEY", secrets.token_urlsafe(50))
     os.environ["DJANGO_DEBUG"] = "0"
 

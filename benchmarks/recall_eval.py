@@ -226,6 +226,12 @@ class Row:
     none_fires: float
 
 
+def _passing(hits: Sequence[Ranked], threshold: float) -> list[Ranked]:
+    """The hits the product's gate injects; today's had no relative floor."""
+    relative = RELATIVE_FLOOR if hits and hits[0].evidence is not None else 0.0
+    return gate(hits, threshold=threshold, limit=GATE_LIMIT, relative=relative)
+
+
 def score_rows(results: Sequence[Result], threshold: float) -> Row:
     answerable = [r for r in results if r.ask.relevant]
     unanswerable = [r for r in results if not r.ask.relevant]
@@ -237,18 +243,17 @@ def score_rows(results: Sequence[Result], threshold: float) -> Row:
         ]
         recall_at[k] = float(np.mean(values)) if values else float("nan")
 
-    def passes(hits: Sequence[Ranked]) -> list[Ranked]:
-        # The product's gate; today's had no relative floor.
-        relative = RELATIVE_FLOOR if hits and hits[0].evidence is not None else 0.0
-        return gate(hits, threshold=threshold, limit=GATE_LIMIT, relative=relative)
-
     hit3 = [bool({h.doc_id for h in r.own[:3]} & r.ask.relevant) for r in answerable]
-    injected = [any(h.doc_id in r.ask.relevant for h in passes(r.own)) for r in answerable]
-    fires = [bool(passes(r.own)) for r in answerable]
+    injected = [
+        any(h.doc_id in r.ask.relevant for h in _passing(r.own, threshold)) for r in answerable
+    ]
+    fires = [bool(_passing(r.own, threshold)) for r in answerable]
     # One (question, other person's memory) pair at a time: a set asks each question
     # against one other scope (MADial, teacher) or against every other one (MemoryBank).
-    false = [bool(passes(hits)) for r in results if r.ask.relevant for hits in r.other_hits]
-    none_fires = [bool(passes(r.own)) for r in unanswerable]
+    false = [
+        bool(_passing(hits, threshold)) for r in results if r.ask.relevant for hits in r.other_hits
+    ]
+    none_fires = [bool(_passing(r.own, threshold)) for r in unanswerable]
     mean = lambda xs: float(np.mean(xs)) if xs else float("nan")  # noqa: E731
     return Row(
         len(answerable),
@@ -646,14 +651,10 @@ class Misses:
 
 
 def miss_breakdown(results: Sequence[Result], threshold: float) -> Misses:
-    def passes(hits: Sequence[Ranked]) -> list[Ranked]:
-        relative = RELATIVE_FLOOR if hits and hits[0].evidence is not None else 0.0
-        return gate(hits, threshold=threshold, limit=GATE_LIMIT, relative=relative)
-
     answerable = [r for r in results if r.ask.relevant]
     gated_out = ranked_low = not_retrieved = 0
     for r in answerable:
-        if any(h.doc_id in r.ask.relevant for h in passes(r.own)):
+        if any(h.doc_id in r.ask.relevant for h in _passing(r.own, threshold)):
             continue
         ranks = [i for i, h in enumerate(r.own) if h.doc_id in r.ask.relevant]
         if not ranks:

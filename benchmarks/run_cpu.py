@@ -26,7 +26,6 @@ import io
 import json
 import os
 import pstats
-import secrets
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -146,10 +145,7 @@ def _drain_jobs() -> None:
 def main() -> None:
     args = _options()
     if not _setup.is_child():
-        os.environ.setdefault("DJANGO_SECRET_KEY", secrets.token_urlsafe(50))
-        # Production's settings (no query log, the manifest storage is not touched by
-        # the API), as under gunicorn.
-        os.environ["DJANGO_DEBUG"] = "0"
+        _setup.production_settings()
         # One database connection for the whole measurement (the server's CPU is read
         # off its backend process).
         os.environ.setdefault("DB_CONN_MAX_AGE", "3600")

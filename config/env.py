@@ -112,9 +112,10 @@ def database_from_url(url: str, *, base_dir: Path) -> dict[str, Any]:
                     "PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL;PRAGMA busy_timeout=30000;"
                 ),
             },
-            # A connection per request costs a run ~1.5 ms of CPU: five PRAGMAs to open it,
-            # and closing the last connection to a WAL database checkpoints it. A kept
-            # connection holds no lock between requests (Django ends every transaction).
+            # A connection per request cost a run ~6 ms of CPU (benchmarks/run_cpu.py): five
+            # PRAGMAs to open it, and closing the last connection to a WAL database
+            # checkpoints it. A kept connection holds no lock between requests (Django ends
+            # every transaction).
             "CONN_MAX_AGE": conn_max_age,
         }
     if scheme in ("postgres", "postgresql", "pgsql"):
