@@ -282,6 +282,12 @@ CORE_LAST_USED_RESOLUTION = env_int("CORE_LAST_USED_RESOLUTION", 300, minimum=0)
 # injections and fewer relevant ones (memory/recall/gating.py; benchmarks/recall_eval.py).
 RECALL_GATE = env_float("RECALL_GATE", 0.9, minimum=0.0)
 RECALL_TOP_K = env_int("RECALL_TOP_K", 3, minimum=1)
+# Each process keeps the in-memory search indexes of recent scopes: per cache (recall;
+# knowledge base) at most this many keys and this many indexed entries or chunks in all
+# (about 1.5-3 KB of memory each), least recently used dropped first
+# (memory/services/index_cache.py).
+MEMORY_INDEX_CACHE_KEYS = env_int("MEMORY_INDEX_CACHE_KEYS", 1024, minimum=1)
+MEMORY_INDEX_CACHE_ENTRIES = env_int("MEMORY_INDEX_CACHE_ENTRIES", 300_000, minimum=1)
 
 # --- Governance (issue #14) -----------------------------------------------------------------
 # The school's term ends, for "本学期" when a fact is confirmed: MM-DD (every year) or

@@ -11,6 +11,12 @@ the documents no longer present; if the live count then differs from the index's
 were removed, or one committed out of id order), the index is rebuilt from the database.
 So every process answers the same as the database, and a removed row is never found
 again.
+
+A cache holds at most ``capacity`` keys and ``max_entries`` indexed documents in all
+(``MEMORY_INDEX_CACHE_KEYS`` and ``MEMORY_INDEX_CACHE_ENTRIES``), least recently used
+dropped first; the most recent key is always kept, however large. A key with no version
+row (nothing ever written under it) is answered with an empty index and not cached: many
+teachers without private documents must not push real indexes out.
 """
 
 from __future__ import annotations
@@ -51,17 +57,20 @@ class CachedIndex:
 
 
 class IndexCache[K: Hashable]:
-    """Up to ``capacity`` indexes, least recently used dropped first."""
+    """Up to ``capacity`` indexes and ``max_entries`` documents in all, least recently
+    used dropped first."""
 
     def __init__(
         self,
         *,
         capacity: int,
+        max_entries: int,
         state: Callable[[K], IndexState],
         load: Callable[[K, int], Loaded],
         present: Callable[[K], set[int]] | None = None,
     ) -> None:
         self.capacity = capacity
+        self.max_entries = max_entries
         self._state = state
         self._load = load
         self._present = present
@@ -96,12 +105,20 @@ class IndexCache[K: Hashable]:
                             cached.index.remove(doc_id)
                     cached.epoch = state.epoch
                 cached.stamp = state.stamp
-                if len(cached.index) == state.count:
-                    return cached
+                current = len(cached.index) == state.count
+            if current:
+                if documents:
+                    self._evict()
+                return cached
             # Rows were removed, or one committed out of id order: rebuild below (as
             # when the version row itself was deleted and created again).
-        # No version row: nothing was ever written under this key (no query needed).
-        documents, last = self._load(key, 0) if state.row_id else ([], 0)
+        if not state.row_id:
+            # No version row: nothing was ever written under this key (no query needed).
+            if cached is not None:
+                with self._lock:
+                    self._cache.pop(key, None)
+            return CachedIndex(index=RecallIndex.from_documents([]), stamp=state.stamp, max_id=0)
+        documents, last = self._load(key, 0)
         fresh = CachedIndex(
             index=RecallIndex.from_documents(documents),
             stamp=state.stamp,
@@ -111,9 +128,26 @@ class IndexCache[K: Hashable]:
         with self._lock:
             self._cache[key] = fresh
             self._cache.move_to_end(key)
-            while len(self._cache) > self.capacity:
-                self._cache.popitem(last=False)
+        self._evict()
         return fresh
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    @property
+    def entries(self) -> int:
+        """Documents indexed in all the cached indexes."""
+        with self._lock:
+            return sum(len(cached.index) for cached in self._cache.values())
+
+    def _evict(self) -> None:
+        with self._lock:
+            total = sum(len(cached.index) for cached in self._cache.values())
+            while len(self._cache) > 1 and (
+                len(self._cache) > self.capacity or total > self.max_entries
+            ):
+                _, dropped = self._cache.popitem(last=False)
+                total -= len(dropped.index)
 
     def clear(self) -> None:
         with self._lock:

@@ -45,8 +45,6 @@ from memory.scope import Scope
 from memory.services.index_cache import IndexCache, IndexState, Loaded
 from memory.stored import prepared_stamp
 
-# Indexes a process keeps in memory (least recently used dropped first).
-CACHED_INDEXES = 64
 # Tokens of one injected chunk (a chunk holds at most 500; three fit the 1500 budget).
 EXCERPT_TOKENS = 450
 # The version of an injected line's format (kb_hit_line, _render_line): part of the
@@ -157,7 +155,12 @@ def _load(key: IndexKey, after_id: int) -> Loaded:
     return documents, last
 
 
-_INDEXES = IndexCache[IndexKey](capacity=CACHED_INDEXES, state=_state, load=_load)
+_INDEXES = IndexCache[IndexKey](
+    capacity=settings.MEMORY_INDEX_CACHE_KEYS,
+    max_entries=settings.MEMORY_INDEX_CACHE_ENTRIES,
+    state=_state,
+    load=_load,
+)
 
 
 def kb_cache_clear() -> None:

@@ -62,8 +62,6 @@ from memory.stored import redacted
 EXCERPT_TOKENS = 150
 # How many candidates a search ranks (the gate looks at the first RECALL_TOP_K).
 SEARCH_K = 10
-# Scopes whose index a process keeps in memory (least recently used dropped first).
-CACHED_SCOPES = 32
 # First token of an entry's stored terms: the tokenizer version they were made with
 # ("#" never occurs in a term).
 TERMS_MARK = f"#v{TERMS_VERSION}"
@@ -274,7 +272,13 @@ def _present(scope: Scope) -> set[int]:
     return set(RecallEntry.objects.filter(**scope.filter_kwargs()).values_list("run_id", flat=True))
 
 
-_INDEXES = IndexCache[Scope](capacity=CACHED_SCOPES, state=_state, load=_load, present=_present)
+_INDEXES = IndexCache[Scope](
+    capacity=settings.MEMORY_INDEX_CACHE_KEYS,
+    max_entries=settings.MEMORY_INDEX_CACHE_ENTRIES,
+    state=_state,
+    load=_load,
+    present=_present,
+)
 
 
 def recall_cache_clear() -> None:
