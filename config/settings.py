@@ -287,7 +287,7 @@ RECALL_TOP_K = env_int("RECALL_TOP_K", 3, minimum=1)
 # (about 1.5-3 KB of memory each), least recently used dropped first
 # (memory/services/index_cache.py).
 MEMORY_INDEX_CACHE_KEYS = env_int("MEMORY_INDEX_CACHE_KEYS", 1024, minimum=1)
-MEMORY_INDEX_CACHE_ENTRIES = env_int("MEMORY_INDEX_CACHE_ENTRIES", 300_000, minimum=1)
+MEMORY_INDEX_CACHE_ENTRIES = env_int("MEMORY_INDEX_CACHE_ENTRIES", 200_000, minimum=1)
 
 # --- Governance (issue #14) -----------------------------------------------------------------
 # The school's term ends, for "本学期" when a fact is confirmed: MM-DD (every year) or
