@@ -54,6 +54,8 @@ class CachedIndex:
     max_id: int
     epoch: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Documents of ``index`` as last counted in the cache's total.
+    counted: int = 0
 
 
 class IndexCache[K: Hashable]:
@@ -75,6 +77,7 @@ class IndexCache[K: Hashable]:
         self._load = load
         self._present = present
         self._cache: OrderedDict[K, CachedIndex] = OrderedDict()
+        self._entries = 0
         self._lock = threading.Lock()
 
     def get(self, key: K, *, state: IndexState | None = None) -> CachedIndex:
@@ -108,15 +111,14 @@ class IndexCache[K: Hashable]:
                 current = len(cached.index) == state.count
             if current:
                 if documents:
-                    self._evict()
+                    self._recount(key, cached)
                 return cached
             # Rows were removed, or one committed out of id order: rebuild below (as
             # when the version row itself was deleted and created again).
         if not state.row_id:
             # No version row: nothing was ever written under this key (no query needed).
             if cached is not None:
-                with self._lock:
-                    self._cache.pop(key, None)
+                self._recount(key, None)
             return CachedIndex(index=RecallIndex.from_documents([]), stamp=state.stamp, max_id=0)
         documents, last = self._load(key, 0)
         fresh = CachedIndex(
@@ -125,10 +127,7 @@ class IndexCache[K: Hashable]:
             max_id=last,
             epoch=state.epoch,
         )
-        with self._lock:
-            self._cache[key] = fresh
-            self._cache.move_to_end(key)
-        self._evict()
+        self._recount(key, fresh)
         return fresh
 
     def __len__(self) -> int:
@@ -136,19 +135,27 @@ class IndexCache[K: Hashable]:
 
     @property
     def entries(self) -> int:
-        """Documents indexed in all the cached indexes."""
-        with self._lock:
-            return sum(len(cached.index) for cached in self._cache.values())
+        """Documents indexed in all the cached indexes (as last counted)."""
+        return self._entries
 
-    def _evict(self) -> None:
+    def _recount(self, key: K, cached: CachedIndex | None) -> None:
+        """``key`` now holds ``cached`` (None: nothing): the total follows, and the least
+        recently used keys go while a bound is passed (the most recent one stays)."""
         with self._lock:
-            total = sum(len(cached.index) for cached in self._cache.values())
+            old = self._cache.pop(key, None)
+            if old is not None:
+                self._entries -= old.counted
+            if cached is not None:
+                cached.counted = len(cached.index)
+                self._entries += cached.counted
+                self._cache[key] = cached
             while len(self._cache) > 1 and (
-                len(self._cache) > self.capacity or total > self.max_entries
+                len(self._cache) > self.capacity or self._entries > self.max_entries
             ):
                 _, dropped = self._cache.popitem(last=False)
-                total -= len(dropped.index)
+                self._entries -= dropped.counted
 
     def clear(self) -> None:
         with self._lock:
             self._cache.clear()
+            self._entries = 0

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory.services.index_cache import IndexCache, IndexState, Loaded
 
@@ -33,7 +35,9 @@ class Source:
 
     def load(self, key: str, after: int) -> Loaded:
         self.loads.append(key)
-        rows: list[tuple[int, Sequence[str]]] = [row for row in self.rows.get(key, []) if row[0] > after]
+        rows: list[tuple[int, Sequence[str]]] = [
+            row for row in self.rows.get(key, []) if row[0] > after
+        ]
         return rows, (rows[-1][0] if rows else after)
 
 
@@ -103,3 +107,26 @@ def test_keys_are_bounded_least_recently_used_first() -> None:
     indexes.get("a")
     indexes.get("c")
     assert list(indexes._cache) == ["a", "c"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ops=st.lists(st.tuples(st.sampled_from("abcde"), st.integers(0, 12)), max_size=40),
+    keys=st.integers(1, 4),
+    entries=st.integers(1, 40),
+)
+def test_the_running_total_is_the_sum_and_the_bounds_hold(
+    ops: list[tuple[str, int]], keys: int, entries: int
+) -> None:
+    """Any sequence of writes and searches: the total kept is the sum of the cached
+    indexes' sizes, every answer is current, and the bounds hold (but for the newest key)."""
+    source = Source()
+    indexes = cache(source, keys=keys, entries=entries)
+    for key, n in ops:
+        if n:
+            source.write(key, n)
+        assert len(indexes.get(key).index) == len(source.rows.get(key, []))
+        cached = indexes._cache.values()
+        assert indexes.entries == sum(len(c.index) for c in cached)
+        assert len(indexes) <= keys
+        assert len(indexes) <= 1 or indexes.entries <= entries
