@@ -10,16 +10,24 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.http import Http404
+from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.models import Membership
+from agents.models import Agent, Membership
 from agents.selectors import agent_get
 from memory.scope import Scope
 from memory.selectors import candidate_get, candidates_get, fact_get, thread_get
 from runs.selectors import run_get
-from tests.factories import Teacher, candidates_via_job, fact_via_confirm, make_teacher
+from tests.factories import (
+    Teacher,
+    candidates_via_job,
+    fact_via_confirm,
+    make_provider,
+    make_teacher,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -134,3 +142,38 @@ def test_another_schools_ids_look_missing(world: dict[str, Any], data: st.DataOb
         except Http404:
             continue
         assert found.tenant_id == outsider.tenant.pk
+
+
+def _fields(instance: Any) -> dict[str, Any]:
+    return {
+        field.attname: getattr(instance, field.attname)
+        for field in type(instance)._meta.concrete_fields
+    }
+
+
+@pytest.mark.parametrize("memory_provider", [False, True])
+def test_agent_get_returns_what_the_orm_returns(teacher: Teacher, memory_provider: bool) -> None:
+    """agent_get is plain SQL: the agent, its tenant and both providers equal the ORM's,
+    field by field and with the backend's own types (decimals, datetimes, booleans)."""
+    agent = teacher.agent
+    if memory_provider:
+        agent.memory_provider = make_provider(name="记忆模型", base_url="http://127.0.0.1:9/v1")
+        agent.archive_artifacts = True
+        agent.save()
+    orm = Agent.objects.select_related("tenant", "provider", "memory_provider").get(pk=agent.pk)
+    with CaptureQueriesContext(connection) as queries:
+        got = agent_get(actor=teacher.user, agent_id=agent.pk)
+        related = (got.tenant, got.provider, got.memory_provider)
+    assert len(queries) == 1  # the related objects came with it
+    assert _fields(got) == _fields(orm)
+    assert _fields(related[0]) == _fields(orm.tenant)
+    assert _fields(related[1]) == _fields(orm.provider)
+    if memory_provider:
+        assert related[2] is not None and orm.memory_provider is not None
+        assert _fields(related[2]) == _fields(orm.memory_provider)
+    else:
+        assert related[2] is None
+    assert got._state.adding is False and got._state.db == "default"
+    got.name = "改名"
+    got.save()  # an instance the ORM can write back
+    assert Agent.objects.get(pk=agent.pk).name == "改名"
