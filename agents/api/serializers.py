@@ -36,6 +36,20 @@ class OutputModelSerializer(serializers.ModelSerializer):
             cls._fields_built = built  # type: ignore[attr-defined]
         return copy.deepcopy(built)
 
+    @classmethod
+    def represent(cls, instance: Any) -> dict[str, Any]:
+        """What ``cls(instance).data`` is, without a new serializer per instance: one
+        prototype per class, its fields bound once, renders them all (the deep copy of
+        the fields per instance cost about 0.7 ms a run response). Safe because an output
+        serializer's representation depends on the instance alone (no context, nothing
+        stored on the serializer)."""
+        prototype: OutputModelSerializer | None = cls.__dict__.get("_prototype")
+        if prototype is None:
+            prototype = cls()
+            _ = prototype.fields  # bound now, before it is shared
+            cls._prototype = prototype  # type: ignore[attr-defined]
+        return dict(prototype.to_representation(instance))
+
 
 class ProviderOutput(OutputModelSerializer):
     label = serializers.CharField(read_only=True)

@@ -51,7 +51,7 @@ class AgentRunView(APIView):
     def post(self, request: Request, agent_id: int) -> Response:
         agent = request_agent(request, agent_id)
         run = services.run_execute(started=_start(request, agent))
-        return Response(RunOutput(run).data)
+        return Response(RunOutput.represent(run))
 
 
 class AgentRunStreamView(APIView):
@@ -83,7 +83,7 @@ class AgentRunStreamView(APIView):
         agent = request_agent(request, agent_id)
         events = services.run_stream(started=_start(request, agent))
         return stream_response(
-            run_event_stream(events, serialize_run=lambda r: dict(RunOutput(r).data)),
+            run_event_stream(events, serialize_run=RunOutput.represent),
             request_id=request_id(request),
         )
 
@@ -91,7 +91,7 @@ class AgentRunStreamView(APIView):
 class RunDetailView(APIView):
     @extend_schema(responses={200: RunOutput})
     def get(self, request: Request, run_id: int) -> Response:
-        return Response(RunOutput(run_get(actor=request.user, run_id=run_id)).data)
+        return Response(RunOutput.represent(run_get(actor=request.user, run_id=run_id)))
 
     @extend_schema(
         responses={
