@@ -27,7 +27,7 @@ same for ``?thread_id=``, and ``benchmarks/recall_eval.py`` measures that query.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -250,16 +250,28 @@ def _state(scope: Scope) -> IndexState:
 
 
 def _load(scope: Scope, after_id: int) -> Loaded:
-    rows = (
-        RecallEntry.objects.filter(**scope.filter_kwargs(), pk__gt=after_id)
-        .order_by("pk")
-        .values_list("pk", "run_id", "terms", "text")
-    )
     documents: list[tuple[int, Sequence[str]]] = []
     last = after_id
     # A full load streams (a server-side cursor on PostgreSQL: DECLARE, FETCH, CLOSE);
-    # an incremental one, after every memory job of the scope, is a few rows: one query.
-    loaded = rows.iterator(chunk_size=5000) if after_id == 0 else rows
+    # an incremental one, after every memory job of the scope (so on most run requests),
+    # is a few rows: one query in plain SQL, cheaper than compiling the ORM's.
+    loaded: Iterable[tuple[int, int, str, str]]
+    if after_id == 0:
+        loaded = (
+            RecallEntry.objects.filter(**scope.filter_kwargs())
+            .order_by("pk")
+            .values_list("pk", "run_id", "terms", "text")
+            .iterator(chunk_size=5000)
+        )
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, run_id, terms, text FROM {RecallEntry._meta.db_table} "
+                "WHERE tenant_id = %s AND agent_id = %s AND owner_id = %s AND id > %s "
+                "ORDER BY id",
+                [scope.tenant_id, scope.agent_id, scope.owner_id, after_id],
+            )
+            loaded = cursor.fetchall()
     for pk, run_id, stored, text in loaded:
         documents.append((run_id, _entry_terms(stored, text)))
         last = pk
