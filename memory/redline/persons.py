@@ -530,6 +530,19 @@ _NOT_GIVEN_TAGS: Final = frozenset(
 )
 
 
+def _split_given_name(tags: tuple[tuple[str, str], ...], i: int) -> bool:
+    """A given name the segmenter cut into its two characters and tagged the first a name
+    (梓/nrt + 萱/n)."""
+    return (
+        i + 1 < len(tags)
+        and len(tags[i][0]) == 1
+        and tags[i][1] in _NAME_TAGS
+        and len(tags[i + 1][0]) == 1
+        and tags[i + 1][1] not in _FUNCTION_TAGS
+        and not rjieba.has_word(tags[i][0] + tags[i + 1][0])
+    )
+
+
 def _clause_initial_given_names(
     sentence: str, tags: tuple[tuple[str, str], ...]
 ) -> list[PersonRef]:
@@ -553,10 +566,9 @@ def _clause_initial_given_names(
             and (len(tags[i][0]) != 2 or tags[i][1] not in _NOT_GIVEN_TAGS)
             and all("\u4e00" <= ch <= "\u9fff" for ch in chunk)
             and chunk[0] not in _NOT_NAME_FIRST
-            and not any(ch in _NOT_IN_GIVEN for ch in chunk)
             and not _LEAD_RE.fullmatch(chunk)
             and _GIVEN_NEXT_RE.match(sentence, head + 2)
-            and _reads_as_given_name(chunk)
+            and (_reads_as_given_name(chunk) or _split_given_name(tags, i))
         ):
             refs.append(PersonRef(head, head + 2, "name", 0.75))
     return refs
