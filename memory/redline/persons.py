@@ -183,6 +183,8 @@ _SCHOOL_LIFE_RE: Final = fast_compile(
 _FICTION_RE: Final = fast_compile(
     r"《|课文|文中|小说|主人公|主角|作者|诗人|诗中|名著|人物形象|故事|情节|剧中|电影|童话|寓言"
     r"|传记|原文|这首诗|这篇文章|书中|书里|作品|角色|成语|典故|素材|名人|事迹"
+    r"|(?<![A-Za-z])(?:[Nn]ovel|[Nn]ovels|[Ff]iction|[Pp]rotagonist|[Nn]arrator|[Cc]hapter"
+    r"|[Cc]haracter|[Cc]haracters|[Pp]oem|the book|the author|the story)(?![A-Za-z])"
 )
 _HYPOTHETICAL_RE: Final = fast_compile(
     r"如果|(?<![例比假譬正])如(?=孩子|学生|同学|有|出现|发现|遇|您的|你的)|假如|假设|万一|要是|若是|倘若|一旦|希望|争取|目标|力争|防止|避免|预防|以免"
