@@ -14,7 +14,8 @@ Three kinds of trigger:
 
 A trigger is blocked when :func:`memory.redline.persons.subject_of` finds the person it
 is about (the speaker counts: a teacher's own health is health information too).
-Literary uses (抒发焦虑之情), teaching topics (关于预防近视的班会), exam items about a
+Figures of speech (笑得肚子疼, 气出心脏病来), a hospital errand with an adult relative
+or of a teacher (陪我妈去医院复查), literary uses (抒发焦虑之情), teaching topics (关于预防近视的班会), exam items about a
 patient, notices to a group and class statistics pass.
 """
 
@@ -248,7 +249,7 @@ _HYPERBOLE_BEFORE_RE: Final = fast_compile(
 )
 _JEST_RE: Final = fast_compile(r"开玩笑|开个玩笑|说笑|夸张了|(?<![A-Za-z])(?:jk|lol)(?![A-Za-z])")
 # A hospital errand (a visit, a check-up, medicine to fetch) of an adult: a teacher (张老师
-#去医院复查) or an adult relative the speaker goes with (我下午陪我妈去医院复查). No
+# 去医院复查) or an adult relative the speaker goes with (我下午陪我妈去医院复查). No
 # pupil's health is said. The speaker's own visit stays health (我明天去医院看牙: the
 # development set labels it so), as does a condition named with it.
 _ERRAND_RE: Final = fast_compile(

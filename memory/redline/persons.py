@@ -11,6 +11,10 @@ statement. It combines a Chinese segmenter with rules:
   A name that is itself an entry of the segmenter's dictionary (鲁迅, 林黛玉) is a public
   figure or a character; it counts only when the sentence also places it in school life
   (这次, 期末, 同学 …). Private people are rarely dictionary words.
+* **A given name heading a clause** without its surname (可欣这次…, 俊豪视力…), whatever
+  part of speech the segmenter guessed: its name model is asked by putting a probe
+  surname before the pair (王 + 可欣 → 王可欣/nr); a verb, numeral or exam word it made of
+  the pair (小测, 高二) is none, and what follows must be what follows a subject.
 * **Latin names** (Tom, Lily): a capitalised word that is not a common English word.
 * **Seat numbers** (12号同学, 学号17的同学), **role nouns** (我家孩子, 那个女生, 班长,
   课代表, 同桌), **pronouns** (他, 她, TA, he, she) and the speaker (我, for health).
