@@ -15,8 +15,9 @@ Three kinds of trigger:
 A trigger is blocked when :func:`memory.redline.persons.subject_of` finds the person it
 is about (the speaker counts: a teacher's own health is health information too).
 Figures of speech (笑得肚子疼, 气出心脏病来), a hospital errand with an adult relative
-or of a teacher (陪我妈去医院复查), literary uses (抒发焦虑之情), teaching topics (关于预防近视的班会), exam items about a
-patient, notices to a group and class statistics pass.
+or of a teacher (陪我妈去医院复查), literary uses (抒发焦虑之情), teaching topics
+(关于预防近视的班会), exam items about a patient, notices to a group and class
+statistics pass.
 """
 
 from __future__ import annotations
