@@ -231,7 +231,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         fast_compile(
             r"挂[了掉]?(?:[一两三四五六七八九几0-9]|十几)(?:门|科)"
             r"|不及格|没及格|没有及格|刚及格|刚刚及格|勉强及格|(?:踩线|压线|擦线|擦边)及格|及格边缘|挂科|挂了|挂掉"
-            r"|(?:总算|终于|才|也|都|算是|考)及格了?|(?<![不没])及格了|及格线(?:上下|附近|边缘|徘徊)"
+            r"|(?:总算|终于|才|也|都|算是|考)及格了?|(?:拿了?|得了?|考了?)个及格|(?<![不没])及格了|及格线(?:上下|附近|边缘|徘徊)"
             r"|(?:考|吃|拿)了?个?(?:大)?鸭蛋|零蛋|交了?白卷|全军覆没|惨不忍睹"
             r"|补考|重修|红灯|不合格|没过关|没过|没通过|没达标|不达标|考砸|考崩|考糊|考炸|考得?稀烂"
             r"|一塌糊涂|考得?[^,。!?;]{0,3}?(?:很差|太差|真差|差劲|差多了|不理想|很好|不错|挺好|很棒|糟糕)"
@@ -661,6 +661,8 @@ class GradeRecogniser:
             kind in _SPEC_VETOED
             and (_SPEC_CONTEXT_RE.search(text, lo, start) or _SPEC_CONTEXT_RE.search(text, end, hi))
             and not (kind == "transcript" and _possessed(doc, lo, start))
+            # (points short of full marks or a pass are a result: 差一分满分)
+            and not (trigger.startswith("差") and _SHORT_OF_RE.match(text, end))
         ):
             return finding(0.1, "a rubric, a paper or a notice, not a result")
         if (
@@ -698,6 +700,8 @@ class GradeRecogniser:
         )
 
 
+# What a result falls short of: 差一分满分, 差两分及格.
+_SHORT_OF_RE: Final = fast_compile(r"\s*(?:就|到)?(?:满分|及格|上|到)")
 # A possessor right before a transcript: 宁宁的学期报告册, Tom's transcript.
 _POSSESSIVE_GAP_RE: Final = fast_compile(r"\s*(?:的|'s)\s*[\u4e00-\u9fff]{0,3}\s*$")
 

@@ -190,7 +190,9 @@ _CUE_RE: Final = fast_compile(
     r"|缝了?(?:[一两三四五六七八九十几0-9]+)?针|出了?车祸|(?:头|肚子|胃|牙|腿|腰|嗓子|喉咙|眼睛|耳朵|胸口|脚|脸|手|膝盖|手腕|脚踝|嘴|牙龈|鼻子|背|脖子"
     r"|肩膀)(?:很|特别|有点|一直|老是)?(?:疼|痛|肿"
     r"|发炎|不舒服|出血|崴了|扭了|扭伤|受伤|骨折)|晕倒|昏倒"
-    r"|(?:broke|broken|sprained) (?:his|her|my) (?:arm|leg|ankle|wrist)"
+    r"|(?:broke|broken|sprained) (?:his|her|my) (?:arm|leg|ankle|wrist|finger|foot|nose|collarbone)"
+    r"|(?<![A-Za-z])(?:a|his|her|my) (?:broken|sprained) (?:arm|leg|ankle|wrist|finger|foot|nose"
+    r"|collarbone)"
     # A measured temperature, a visit to a doctor, a tooth knocked out.
     r"|体温\s*(?:[0-9]{2}(?:\.[0-9])?|三十[六七八九]|四十)"
     # Failing eyesight needs no diagnosis: 视力下降, 视力只有4.6, 视力降到四点六.

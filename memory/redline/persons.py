@@ -521,7 +521,8 @@ def _reads_as_given_name(chunk: str) -> bool:
         return False
     for surname in _PROBE_SURNAMES:
         tags = segment(surname + chunk)
-        if len(tags) == 1 and tags[0][1] in _NAME_TAGS:
+        # ("x": a word only the segmenter's HMM built, as it does for many full names)
+        if len(tags) == 1 and (tags[0][1] in _NAME_TAGS or tags[0][1] == "x"):
             return True
     return False
 

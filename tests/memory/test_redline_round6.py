@@ -263,6 +263,8 @@ OUTCOME_FORMS = [
     ("我儿子英语还差两分及格", Category.GRADE, True),
     ("Ben went from 48 to 71 in the biology test.", Category.GRADE, True),
     ("Mia went from a C to an A in her English exam.", Category.GRADE, True),
+    ("雨彤期中物理只拿了个及格", Category.GRADE, True),
+    ("他这次数学差一分满分", Category.GRADE, True),
     ("评价量表分为优秀、良好、待提高三档", Category.GRADE, False),
     ("出一道题：小红比小明差5分，小明考了多少分？", Category.GRADE, False),
     ("The class average went from 70 to 76 this term.", Category.GRADE, False),
@@ -288,6 +290,7 @@ HEALTH_EDGES = [
     ("刘老师下周去医院复查，他的课我来代", Category.HEALTH, False),
     ("我带孩子去医院复查，明天请一天假", Category.HEALTH, True),
     ("他肚子疼得厉害，笑都笑不出来", Category.HEALTH, True),
+    ("Oscar has a broken wrist, so he can't take notes.", Category.HEALTH, True),
 ]
 
 
