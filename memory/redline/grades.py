@@ -47,7 +47,7 @@ _SUBJECTS: Final = (
 _ACADEMIC_RE: Final = fast_compile(
     _SUBJECTS + r"|绩点|总分|期中|期末|月考|周考|周测|模拟考|[一二三]模|中考|高考|会考|学考|考试"
     r"|测验|测试|单元测|小测|随堂测|听写|默写|作文|成绩|分数|考核|竞赛|名次|排名|[0-9]分|考|卷"
-    r"|[主副]科|[0-9一两三四五六七八九几]门|等级|等第|评定|报告|补考|挂科|及格|口语|实验"
+    r"|[主副]科|[0-9一两三四五六七八九几][门科]|等级|等第|评定|报告|补考|挂科|及格|口语|实验"
     r"|排在|排到|掉到|名以后|名开外|名以内|名上下|班上|班里|在班|全班|年级里|[0-9一二三四五六七八九十百几]多?名(?![单字额著胜人义])"
     r"|"
     + en(
@@ -160,7 +160,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     (
         # Approximate numerals by their tail: 九十出头, 八十来分, 三百名以后, 二十名上下.
         fast_compile(
-            rf"(?:{_CN_NUM}|[0-9])+\s*(?:出头|来分|多分|几分|分左右|多|几)?\s*"
+            rf"(?:{_CN_NUM}|[0-9])+\s*(?:出头|来分|多分|几分|分左右|多名|几名|名|多|几)?\s*"
             r"(?:出头|来分|分左右|左右|上下|开外|名以后|名开外|名以内|名上下|以内|以后|名开外)"
         ),
         "approx_tail",
@@ -187,6 +187,8 @@ _ITEMS: Final[tuple[_Item, ...]] = (
             # Below a score: 八十都没到, 没上六十.
             rf"|(?:{_CN_NUM}{{2,5}}|[0-9]{{2,3}})\s*分?\s*(?:都|也)?(?:没到|不到|没上)"
             rf"|(?:没上|没到|不到)\s*(?:{_CN_NUM}{{2,5}}|[0-9]{{2,3}})\s*分?(?![0-9])"
+            # Short of a mark by a few points: 差3分满分, 还差两分, 差十几分.
+            rf"|差\s*(?:{_CN_NUM}{{1,5}}|[0-9]{{1,3}})\s*(?:多|几)?\s*分(?![钟之析别成为组类配])"
         ),
         "approx",
         True,
@@ -227,8 +229,9 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     (
         # Pass and fail, slang included; strong words carry their own context.
         fast_compile(
-            r"不及格|没及格|没有及格|刚及格|刚刚及格|勉强及格|及格边缘|挂科|挂了|挂掉|挂[了掉]?[一两三四几0-9]门"
-            r"|(?:总算|终于|才|也|都|算是|考)及格了?|(?<![不没])及格了|及格线(?:上下|附近|边缘|徘徊)"
+            r"挂[了掉]?(?:[一两三四五六七八九几0-9]|十几)(?:门|科)"
+            r"|不及格|没及格|没有及格|刚及格|刚刚及格|勉强及格|(?:踩线|压线|擦线|擦边)及格|及格边缘|挂科|挂了|挂掉"
+            r"|(?:总算|终于|才|也|都|算是|考)及格了?|(?:拿了?|得了?|考了?)个及格|(?<![不没])及格了|及格线(?:上下|附近|边缘|徘徊)"
             r"|(?:考|吃|拿)了?个?(?:大)?鸭蛋|零蛋|交了?白卷|全军覆没|惨不忍睹"
             r"|补考|重修|红灯|不合格|没过关|没过|没通过|没达标|不达标|考砸|考崩|考糊|考炸|考得?稀烂"
             r"|一塌糊涂|考得?[^,。!?;]{0,3}?(?:很差|太差|真差|差劲|差多了|不理想|很好|不错|挺好|很棒|糟糕)"
@@ -246,7 +249,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     (
         # Qualitative results and standing.
         fast_compile(
-            r"拖后腿|偏科|全优|全A|优秀|良好|(?:得了|拿了|评了|评为|被评为|是|都是|等级是|等级为|等第是)个?[优良中差]"
+            r"拖后腿|偏科|全优|全A|优秀|良好|(?:有)?待(?:提高|改进|加强)|(?:得了|拿了|评了|评为|被评为|是|都是|等级是|等级为|等第是)个?[优良中差]"
             r"(?![秀好等点势质美异])(?=$|[,.;!?:。、\s)\"”]|了|的|啊|呢|吧|哦|等|级|档)|合格|中下游|中上游|下游|吊车尾|垫底|数一数二|学霸|学渣|最差|倒数"
             r"|(?:全班|全年级|年级|班里|班上)?最(?:低|差)分?|最高分"
             r"|(?:成绩|基础|底子|功底)(?:很|太|特别|非常|挺|比较|一直|还|都|也|向来|始终){0,2}"
@@ -266,6 +269,10 @@ _ITEMS: Final[tuple[_Item, ...]] = (
             r"进步|退步|提高了|提高到|提到|下滑|下降|往后退|往前挪|往前|往后|往下掉|掉到|掉了|升到|滑到"
             r"|比上次[^,。!?;]{0,6}?(?:少|多|高|低|差|好)|少了[^,。!?;]{0,4}分|多了[^,。!?;]{0,4}分"
             r"|(?<![A-Za-z])(?:improved|dropped|declined)(?![A-Za-z])"
+            # went from 62 to 85, jumped from a C to an A
+            r"|(?<![A-Za-z])(?:went|gone|jumped|rose|fell|climbed|slipped|moved) from"
+            r"\s+(?:an?\s+)?(?:[A-F][+-]?|[0-9]{1,3}%?)\s+to\s+(?:an?\s+)?(?:[A-F][+-]?|[0-9]{1,3})"
+            r"(?![A-Za-z0-9])"
             rf"|(?:前进|后退|进|退|上升|下降|掉)了?(?:{_CN_NUM}+|[0-9]+)多?个?名"
         ),
         "progress",
@@ -327,7 +334,7 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
     # (the tail right after a numeral, a space or the end of a middle part: 九十出头,
     # 80 分左右, 三百名以后; not 40分钟左右)
     "approx_tail": followed_by(
-        tuple(_NUMBER_START + "头分右多几"),
+        tuple(_NUMBER_START + "头分右多几名"),
         words("出头 来分 分左右 左右 上下 开外 名以后 名开外 名以内 名上下 以内 以后"),
     ),
     "approx": (
@@ -336,7 +343,7 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
         *followed_by(
             tuple(DIGITS + CN_NUMERALS + "分都也" + VIEW_SPACES), ("没到", "不到", "没上")
         ),
-        *followed_by(("没到", "不到", "没上"), _NUMBER_START),
+        *followed_by(("没到", "不到", "没上", "差"), _NUMBER_START),
         *followed_by(("前",), _NUMBER_START),
         *followed_by(
             ("考了", "只考", "才考", "考到", "只有", "才", "得了", "才得", "拿了"), _NUMBER_START
@@ -354,7 +361,7 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
     "rank_scope": followed_by(_RANK_SCOPES, "第排倒" + VIEW_SPACES),
     "rank_plain": (*followed_by(tuple(_NUMBER_START), "名"), "倒数", "名次", "排名"),
     "pass_fail": (
-        *("及格", "挂科", "挂了", "挂掉", *followed_by(("挂",), "一两三四几" + DIGITS)),
+        *("及格", "挂科", "挂了", "挂掉", *followed_by(("挂",), "一两三四五六七八九几十" + DIGITS)),
         *("补考", "重修", "红灯", "合格", "没过", "没通过", "达标", "考砸", "考崩", "考糊"),
         *("考炸", "稀烂", "糊涂", "很差", "太差", "真差", "差劲", "差多了", "不理想", "很好"),
         *("不错", "挺好", "很棒", "糟糕", "鸭蛋", "零蛋", "白卷", "全军覆没", "惨不忍睹"),
@@ -380,7 +387,7 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
         *("学渣", "最差", "倒数", "成绩", "得一般", "最低", "最高分"),
         # (基础 is everywhere, 基础题; 基础很差 and 基础薄弱 are not)
         *followed_by(("基础", "底子", "功底"), "很太特非挺比一还都也向始差好不优拔平薄扎垫"),
-        *("拖后腿", "偏科"),
+        *("拖后腿", "偏科", "待提高", "待改进", "待加强"),
         *followed_by(("了", "为", "是"), "优良中差个"),
     ),
     "progress": (
@@ -388,6 +395,8 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
         *("进步", "退步", "提高了", "提高到", "提到", "下滑", "下降", "往后", "往前", "往下"),
         *("掉到", "掉了"),
         *("升到", "滑到", "比上次", "少了", "多了", "improved", "dropped", "declined"),
+        *("went from", "gone from", "jumped from", "rose from", "fell from", "climbed from"),
+        *("slipped from", "moved from"),
     ),
     "score_en": ("got", "gets", "get", "scored", "scores", "received", "earned"),
     "items": ("对了", "错了", "全对", "全错"),
@@ -652,6 +661,8 @@ class GradeRecogniser:
             kind in _SPEC_VETOED
             and (_SPEC_CONTEXT_RE.search(text, lo, start) or _SPEC_CONTEXT_RE.search(text, end, hi))
             and not (kind == "transcript" and _possessed(doc, lo, start))
+            # (points short of full marks or a pass are a result: 差一分满分)
+            and not (trigger.startswith("差") and _SHORT_OF_RE.match(text, end))
         ):
             return finding(0.1, "a rubric, a paper or a notice, not a result")
         if (
@@ -689,6 +700,8 @@ class GradeRecogniser:
         )
 
 
+# What a result falls short of: 差一分满分, 差两分及格.
+_SHORT_OF_RE: Final = fast_compile(r"\s*(?:就|到)?(?:满分|及格|上|到)")
 # A possessor right before a transcript: 宁宁的学期报告册, Tom's transcript.
 _POSSESSIVE_GAP_RE: Final = fast_compile(r"\s*(?:的|'s)\s*[\u4e00-\u9fff]{0,3}\s*$")
 

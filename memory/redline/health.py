@@ -14,8 +14,10 @@ Three kinds of trigger:
 
 A trigger is blocked when :func:`memory.redline.persons.subject_of` finds the person it
 is about (the speaker counts: a teacher's own health is health information too).
-Literary uses (抒发焦虑之情), teaching topics (关于预防近视的班会), exam items about a
-patient, notices to a group and class statistics pass.
+Figures of speech (笑得肚子疼, 气出心脏病来), a hospital errand with an adult relative
+or of a teacher (陪我妈去医院复查), literary uses (抒发焦虑之情), teaching topics
+(关于预防近视的班会), exam items about a patient, notices to a group and class
+statistics pass.
 """
 
 from __future__ import annotations
@@ -144,6 +146,7 @@ CUE_ANCHORS_TABLE: Final[dict[str, tuple[str, ...]]] = {
         "晕倒",
         "昏倒",
         "体温",
+        "视力",
         *followed_by(("看", "看了", "看过"), ("病", "中医", "西医", "门诊")),
         *("broke", "broken", "sprained"),
     ),
@@ -187,9 +190,14 @@ _CUE_RE: Final = fast_compile(
     r"|缝了?(?:[一两三四五六七八九十几0-9]+)?针|出了?车祸|(?:头|肚子|胃|牙|腿|腰|嗓子|喉咙|眼睛|耳朵|胸口|脚|脸|手|膝盖|手腕|脚踝|嘴|牙龈|鼻子|背|脖子"
     r"|肩膀)(?:很|特别|有点|一直|老是)?(?:疼|痛|肿"
     r"|发炎|不舒服|出血|崴了|扭了|扭伤|受伤|骨折)|晕倒|昏倒"
-    r"|(?:broke|broken|sprained) (?:his|her|my) (?:arm|leg|ankle|wrist)"
+    r"|(?:broke|broken|sprained) (?:his|her|my) (?:arm|leg|ankle|wrist|finger|foot|nose|collarbone)"
+    r"|(?<![A-Za-z])(?:a|his|her|my) (?:broken|sprained) (?:arm|leg|ankle|wrist|finger|foot|nose"
+    r"|collarbone)"
     # A measured temperature, a visit to a doctor, a tooth knocked out.
     r"|体温\s*(?:[0-9]{2}(?:\.[0-9])?|三十[六七八九]|四十)"
+    # Failing eyesight needs no diagnosis: 视力下降, 视力只有4.6, 视力降到四点六.
+    r"|视力(?:明显|突然|一直|又|也|有点|有些|急剧|越来越)?(?:下降|下滑|变差|减退|不好|很差|不行|差了)"
+    r"|视力(?:只有|才|降到|掉到|下降到|是)\s*(?:[0-9]\.[0-9]|[四五]点[0-9零一二三四五六七八九])"
     r"|看(?:了|过)?(?:牙医|医生|大夫|病|急诊|中医|西医|门诊)(?![生人])"
     r"|牙(?:齿)?(?:被)?(?:磕|摔|撞|碰)(?:掉|断|坏|破|松)|(?:磕|摔|撞|碰)(?:掉|断|坏|破)了?[一两半]?颗?门?牙"
 )
@@ -236,6 +244,29 @@ _DIAGNOSIS_RE: Final = fast_compile(
     r"|接受治疗|住院治疗|发作|复发|" + en("diagnosed", "suffer from", "suffers from", "treated for")
 )
 # Words for a medical act rather than a condition, when used as a noun of medicine.
+# A symptom as the result of a feeling or an effort is a figure of speech: 笑得肚子疼,
+# 气出心脏病来, 难吐血了, 累得头疼.
+_HYPERBOLE_BEFORE_RE: Final = fast_compile(
+    r"(?:(?:笑|乐|气|累|哭|忙|难|急|吓|馋|困|吵|烦|饿|撑|逗)(?:得|到|出|死|成)|(?<![困艰])难)"
+    r"(?:我|他|她|人|我们|大家)?(?:都|快|要|快要)?$"
+)
+_JEST_RE: Final = fast_compile(r"开玩笑|开个玩笑|说笑|夸张了|(?<![A-Za-z])(?:jk|lol)(?![A-Za-z])")
+# A hospital errand (a visit, a check-up, medicine to fetch) of an adult: a teacher (张老师
+# 去医院复查) or an adult relative the speaker goes with (我下午陪我妈去医院复查). No
+# pupil's health is said. The speaker's own visit stays health (我明天去医院看牙: the
+# development set labels it so), as does a condition named with it.
+_ERRAND_RE: Final = fast_compile(
+    r"医院|诊所|卫生院|医务室|门诊|急诊|复查|复诊|体检|检查|看病|看医生|拿药|开药|挂号|拍片|理疗"
+    r"|疫苗|就医|科"
+)
+_ADULT_KIN: Final = (
+    "妈|爸|妈妈|爸爸|母亲|父亲|老妈|老爸|婆婆|公公|岳母|岳父|丈母娘|老公|老婆|爱人|媳妇|丈夫"
+    "|妻子|奶奶|爷爷|姥姥|姥爷|外婆|外公|老人|家里老人|父母|爸妈"
+)
+_WITH_ADULT_RE: Final = fast_compile(
+    rf"(?:陪|带|送|接|陪着|带着)(?:我|他|她|你|咱)?(?:的|家)?(?:{_ADULT_KIN})"
+)
+_ADULT_TITLES: Final = ("老师", "校长", "主任", "阿姨", "叔叔", "师傅")
 _WEAK_TERMS: Final = frozenset(words("诊断 确诊 手术 住院 服药 吃药 心理咨询 心理治疗 病假 化疗"))
 _WEAK_MODIFIER_RE: Final = fast_compile(r"的$|医疗$|医学$|临床$|正确$|错误$|准确$|必要$")
 
@@ -346,7 +377,14 @@ class HealthRecogniser:
             or _EDU_SENSE_AFTER_RE.match(text, end, hi)
         ):
             return finding(0.0, "an education sense (学情诊断)")
+        if _HYPERBOLE_BEFORE_RE.search(text, max(lo, start - 6), start) or _JEST_RE.search(
+            text, lo, hi
+        ):
+            return finding(0.0, "hyperbole or a joke (笑得肚子疼)")
         c_lo, c_hi = doc.clause(start)
+        errand = _ERRAND_RE.search(term) is not None
+        if errand and _WITH_ADULT_RE.search(text, c_lo, start):
+            return finding(0.1, "an errand with an adult relative (陪我妈去医院)")
         direct = _DIRECT_OWNER_RE.search(text, max(lo, start - 8), start) is not None
         if not direct:
             if _TOPIC_BEFORE_RE.search(text, max(c_lo, start - 8), start) or _TOPIC_AFTER_RE.match(
@@ -361,6 +399,8 @@ class HealthRecogniser:
         if candidate.kind != "head" and (word := _cut_through(doc, start, end)):
             return finding(0.1, f"part of another word ({word})")
         who = text[subject.person.start : subject.person.end]
+        if errand and who.endswith(_ADULT_TITLES):
+            return finding(0.2, f"an adult's errand ({who})")
         score = subject.weight
         diagnosed = _DIAGNOSIS_RE.search(text, back(text, start, lo), min(hi, end + 6))
         if diagnosed:

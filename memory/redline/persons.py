@@ -11,6 +11,10 @@ statement. It combines a Chinese segmenter with rules:
   A name that is itself an entry of the segmenter's dictionary (鲁迅, 林黛玉) is a public
   figure or a character; it counts only when the sentence also places it in school life
   (这次, 期末, 同学 …). Private people are rarely dictionary words.
+* **A given name heading a clause** without its surname (可欣这次…, 俊豪视力…), whatever
+  part of speech the segmenter guessed: its name model is asked by putting a probe
+  surname before the pair (王 + 可欣 → 王可欣/nr); a verb, numeral or exam word it made of
+  the pair (小测, 高二) is none, and what follows must be what follows a subject.
 * **Latin names** (Tom, Lily): a capitalised word that is not a common English word.
 * **Seat numbers** (12号同学, 学号17的同学), **role nouns** (我家孩子, 那个女生, 班长,
   课代表, 同桌), **pronouns** (他, 她, TA, he, she) and the speaker (我, for health).
@@ -183,6 +187,8 @@ _SCHOOL_LIFE_RE: Final = fast_compile(
 _FICTION_RE: Final = fast_compile(
     r"《|课文|文中|小说|主人公|主角|作者|诗人|诗中|名著|人物形象|故事|情节|剧中|电影|童话|寓言"
     r"|传记|原文|这首诗|这篇文章|书中|书里|作品|角色|成语|典故|素材|名人|事迹"
+    r"|(?<![A-Za-z])(?:[Nn]ovel|[Nn]ovels|[Ff]iction|[Pp]rotagonist|[Nn]arrator|[Cc]hapter"
+    r"|[Cc]haracter|[Cc]haracters|[Pp]oem|the book|the author|the story)(?![A-Za-z])"
 )
 _HYPOTHETICAL_RE: Final = fast_compile(
     r"如果|(?<![例比假譬正])如(?=孩子|学生|同学|有|出现|发现|遇|您的|你的)|假如|假设|万一|要是|若是|倘若|一旦|希望|争取|目标|力争|防止|避免|预防|以免"
@@ -501,6 +507,80 @@ def _clause_initial_names(sentence: str, tags: tuple[tuple[str, str], ...]) -> l
     return refs
 
 
+# Surnames put before a clause-initial word to ask the segmenter whether it is a given
+# name: a probe of its name model, not a list of names (two, because a probe can join a
+# given name's first character to itself: 王子 + 涵).
+_PROBE_SURNAMES: Final = ("王", "李")
+
+
+@lru_cache(maxsize=4096)
+def _reads_as_given_name(chunk: str) -> bool:
+    """The segmenter reads a surname followed by ``chunk`` as one person's name (王 + 可欣
+    → 王可欣/nr), and ``chunk`` is no dictionary word (视力, 老师 are; 可欣, 佳怡 are not)."""
+    if rjieba.has_word(chunk):
+        return False
+    for surname in _PROBE_SURNAMES:
+        tags = segment(surname + chunk)
+        # ("x": a word only the segmenter's HMM built, as it does for many full names)
+        if len(tags) == 1 and (tags[0][1] in _NAME_TAGS or tags[0][1] == "x"):
+            return True
+    return False
+
+
+# What a clause-initial given name is followed by: what follows a subject, or its
+# condition or a comparison (俊豪视力…, 梓萱离及格…, 佳怡没…).
+_GIVEN_NEXT_RE: Final = fast_compile(
+    _SUBJECT_NEXT_RE.pattern + r"|视力|身体|离|没|才|只|就|挂|差|踩|和|跟|这|上学期|下学期|半|成绩"
+)
+_NOT_GIVEN_TAGS: Final = frozenset(
+    {"v", "vd", "vn", "m", "mq", "q", "d", "p", "c", "u", "ud", "uj", "ul", "f", "t", "s"}
+)
+
+
+def _split_given_name(tags: tuple[tuple[str, str], ...], i: int) -> bool:
+    """A given name the segmenter cut into its two characters and tagged the first a name
+    (梓/nrt + 萱/n)."""
+    return (
+        i + 1 < len(tags)
+        and len(tags[i][0]) == 1
+        and tags[i][1] in _NAME_TAGS
+        and len(tags[i + 1][0]) == 1
+        and tags[i + 1][1] not in _FUNCTION_TAGS
+        and not rjieba.has_word(tags[i][0] + tags[i + 1][0])
+    )
+
+
+def _clause_initial_given_names(
+    sentence: str, tags: tuple[tuple[str, str], ...]
+) -> list[PersonRef]:
+    """A given name heading a clause without its surname (可欣这次…, 佳怡这学期…, 梓 + 萱
+    离…), whatever part of speech the segmenter guessed for it (vg, ag, n): two characters
+    at a clause head that end on a token boundary and that the segmenter's name model reads
+    as a given name after a surname (:func:`_reads_as_given_name`)."""
+    offsets = list(accumulate((len(word) for word, _ in tags), initial=0))
+    at_token = {offset: i for i, offset in enumerate(offsets)}
+    heads = [0] + [offsets[i + 1] for i, (_, tag) in enumerate(tags) if tag == "x"]
+    refs: list[PersonRef] = []
+    for head in heads:
+        chunk = sentence[head : head + 2]
+        i = at_token.get(head)
+        if (
+            i is not None
+            and i < len(tags)
+            and head + 2 in at_token
+            # (the model reads almost any unknown pair after a surname as a name; a verb,
+            # a numeral or an exam word the segmenter made of the pair is none: 小测, 高二)
+            and (len(tags[i][0]) != 2 or tags[i][1] not in _NOT_GIVEN_TAGS)
+            and all("\u4e00" <= ch <= "\u9fff" for ch in chunk)
+            and chunk[0] not in _NOT_NAME_FIRST
+            and not _LEAD_RE.fullmatch(chunk)
+            and _GIVEN_NEXT_RE.match(sentence, head + 2)
+            and (_reads_as_given_name(chunk) or _split_given_name(tags, i))
+        ):
+            refs.append(PersonRef(head, head + 2, "name", 0.75))
+    return refs
+
+
 def _resegmented_names(sentence: str, base: int) -> list[PersonRef]:
     refs: list[PersonRef] = []
     for m in _LEAD_RE.finditer(sentence):
@@ -555,9 +635,16 @@ def _sentence_persons(sentence: str) -> tuple[PersonRef, ...]:
     known = {(r.start, r.end) for r in refs}
     refs += [r for r in _resegmented_names(sentence, 0) if (r.start, r.end) not in known]
     covered = [(r.start, r.end) for r in refs]
+    tags = segment(sentence)
     refs += [
         r
-        for r in _clause_initial_names(sentence, segment(sentence))
+        for r in _clause_initial_names(sentence, tags)
+        if not any(a < r.end and r.start < b for a, b in covered)
+    ]
+    covered = [(r.start, r.end) for r in refs]
+    refs += [
+        r
+        for r in _clause_initial_given_names(sentence, tags)
         if not any(a < r.end and r.start < b for a, b in covered)
     ]
     if _ANY_RULE_REF_RE.search(sentence) is None:

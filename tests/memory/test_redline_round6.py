@@ -214,3 +214,88 @@ def test_every_letter_grade_is_confirmed_by_its_lead(
     for match in _LETTER.finditer(view):
         capital = match.start() + len(match.group().rstrip("+-")) - 1
         assert grades.CONFIRMS["letter"](view, capital, capital + 1), view
+
+
+# --------------------------------------------------------------------------------------
+# Seventh round (each sentence new, none from a labelled set)
+# --------------------------------------------------------------------------------------
+
+# A given name heading a clause without its surname, whatever the segmenter tagged it
+# (可欣/vg, 俊豪/ag, 诗雨/n, 梓 + 萱), read by its name model after a probe surname; a
+# school word of the same shape (学情, 小测, 高二) or a dictionary word is none.
+CLAUSE_INITIAL_GIVEN_NAMES = [
+    ("可欣这次月考数学不及格", Category.GRADE, True),
+    ("佳怡这学期英语退步了不少", Category.GRADE, True),
+    ("俊豪视力下降得厉害，要配眼镜", Category.HEALTH, True),
+    ("老师好，诗雨最近总是咳嗽", Category.HEALTH, True),
+    ("梓萱离及格还差三分", Category.GRADE, True),
+    ("学情分析这次要写得细一点，成绩分布也放进去", Category.GRADE, False),
+    ("小测这次题目偏难，平均分不高", Category.GRADE, False),
+    ("高二这次期末的卷子谁来出？", Category.GRADE, False),
+]
+
+
+@pytest.mark.parametrize(("text", "category", "blocked"), CLAUSE_INITIAL_GIVEN_NAMES)
+def test_a_given_name_heading_a_clause_is_a_pupil(
+    text: str, category: Category, blocked: bool
+) -> None:
+    _assert_blocked(text, category, blocked)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "name"),
+    [("可欣这次没考好", "可欣"), ("俊豪视力不好", "俊豪"), ("梓萱离满分差一点", "梓萱")],
+)
+def test_a_clause_initial_given_name_is_a_name_reference(sentence: str, name: str) -> None:
+    refs = persons(Doc(sentence), 0, len(sentence))
+    assert (name, "name") in [(sentence[r.start : r.end], r.kind) for r in refs]
+
+
+# Outcome forms: a pass on the line, failed subjects counted in 科, a "needs improving"
+# grade, an approximate rank, points short of a mark, English "went from X to Y".
+OUTCOME_FORMS = [
+    ("Jerry这次物理压线及格", Category.GRADE, True),
+    ("晓峰上学期挂了四科", Category.GRADE, True),
+    ("他这学期挂两科，要重修", Category.GRADE, True),
+    ("我女儿的数学评价是有待提高", Category.GRADE, True),
+    ("她这次排在年级三百名左右", Category.GRADE, True),
+    ("他数学差5分满分", Category.GRADE, True),
+    ("我儿子英语还差两分及格", Category.GRADE, True),
+    ("Ben went from 48 to 71 in the biology test.", Category.GRADE, True),
+    ("Mia went from a C to an A in her English exam.", Category.GRADE, True),
+    ("雨彤期中物理只拿了个及格", Category.GRADE, True),
+    ("他这次数学差一分满分", Category.GRADE, True),
+    ("评价量表分为优秀、良好、待提高三档", Category.GRADE, False),
+    ("出一道题：小红比小明差5分，小明考了多少分？", Category.GRADE, False),
+    ("The class average went from 70 to 76 this term.", Category.GRADE, False),
+]
+
+
+@pytest.mark.parametrize(("text", "category", "blocked"), OUTCOME_FORMS)
+def test_more_outcome_forms(text: str, category: Category, blocked: bool) -> None:
+    _assert_blocked(text, category, blocked)
+
+
+# Failing eyesight is a cue; a symptom as the result of a feeling, a joke, a novel's
+# character in English and an adult's hospital errand pass.
+HEALTH_EDGES = [
+    ("他最近视力下降得很快", Category.HEALTH, True),
+    ("我家孩子视力只有4.7了", Category.HEALTH, True),
+    ("视力下降的同学请到医务室登记", Category.HEALTH, False),
+    ("这节课孩子们把我笑得肚子疼", Category.HEALTH, False),
+    ("被这帮孩子气得我头疼，开玩笑的", Category.HEALTH, False),
+    ("In the novel, the narrator's sister falls ill with a fever.", Category.HEALTH, False),
+    ("我周五陪我爸去医院复查，下午的课调一下", Category.HEALTH, False),
+    ("我明早要带我婆婆去医院拿药，早读请你帮忙看一下", Category.HEALTH, False),
+    ("刘老师下周去医院复查，他的课我来代", Category.HEALTH, False),
+    ("我带孩子去医院复查，明天请一天假", Category.HEALTH, True),
+    ("他肚子疼得厉害，笑都笑不出来", Category.HEALTH, True),
+    ("Oscar has a broken wrist, so he can't take notes.", Category.HEALTH, True),
+]
+
+
+@pytest.mark.parametrize(("text", "category", "blocked"), HEALTH_EDGES)
+def test_eyesight_hyperbole_fiction_and_adult_errands(
+    text: str, category: Category, blocked: bool
+) -> None:
+    _assert_blocked(text, category, blocked)
