@@ -58,6 +58,11 @@ class CachedIndex:
     counted: int = 0
 
 
+#: The answer for every key with no version row: one empty index, never added to (only
+#: indexes in the cache are brought up to date), so it can be shared.
+_NOTHING = CachedIndex(index=RecallIndex.from_documents([]), stamp=IndexState().stamp, max_id=0)
+
+
 class IndexCache[K: Hashable]:
     """Up to ``capacity`` indexes and ``max_entries`` documents in all, least recently
     used dropped first."""
@@ -119,7 +124,7 @@ class IndexCache[K: Hashable]:
             # No version row: nothing was ever written under this key (no query needed).
             if cached is not None:
                 self._recount(key, None)
-            return CachedIndex(index=RecallIndex.from_documents([]), stamp=state.stamp, max_id=0)
+            return _NOTHING
         documents, last = self._load(key, 0)
         fresh = CachedIndex(
             index=RecallIndex.from_documents(documents),

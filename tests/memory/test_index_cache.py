@@ -64,6 +64,9 @@ def test_a_key_written_after_an_empty_answer_is_found() -> None:
     assert len(indexes.get("a").index) == 0
     source.write("a", 2)
     assert len(indexes.get("a").index) == 2
+    nothing = indexes.get("b")
+    assert nothing is indexes.get("c")  # one shared empty answer
+    assert len(nothing.index) == 0  # which the write to "a" did not touch
 
 
 @pytest.mark.parametrize(
