@@ -128,6 +128,8 @@ class QueryEvidence:
     names_seen: bool = False  # the message names someone whom an entry of the scope mentions
     names_unseen: bool = False  # ... or someone whom no entry of the scope mentions
     names_common: bool = False  # ... or someone whom half the scope's entries or more mention
+    known_terms: int = 0  # how many query terms the scope has seen (idf > 0)
+    tenth: float = 0.0  # raw score of the scope's 10th best entry (0 if fewer match)
 
 
 @dataclass(frozen=True, slots=True)

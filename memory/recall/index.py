@@ -76,6 +76,8 @@ DEFAULT_K1 = 1.2
 DEFAULT_B = 0.75
 #: Pseudo-entries added to N in the IDF (they contain none of the query's terms).
 PRIOR_DOCS = 10
+#: The gate compares a hit with the scope's entry at this rank (its background).
+BACKGROUND_RANK = 10
 
 _COMPACT_DEAD_SHARE = 0.25
 # Merge the tails into the CSR block when they hold this share of its postings (or more
@@ -513,9 +515,14 @@ class RecallIndex:
         order = order[masses[order] > 0.0]
         blocked = self._blocked(exclude)
         slots_sel, raws = self._accumulate(
-            [int(t) for t in tids[order]], masses[order], bounds[order], norms, k, blocked
+            [int(t) for t in tids[order]],
+            masses[order],
+            bounds[order],
+            norms,
+            max(k, BACKGROUND_RANK),
+            blocked,
         )
-        top_slots, top_raws = self._top(slots_sel, raws, k)
+        top_slots, top_raws = self._top(slots_sel, raws, max(k, BACKGROUND_RANK))
         informative = masses > 0.0
         names = getattr(query_terms, "names", ())
         mentions = [0 if tid is None else int(df[tid]) for tid in map(vocab.get, names)]
@@ -534,7 +541,10 @@ class RecallIndex:
             names_seen=any(mentions),
             names_unseen=not all(mentions),
             names_common=any(2 * m >= self._n_live for m in mentions),
+            known_terms=int(informative.sum()),
+            tenth=float(top_raws[BACKGROUND_RANK - 1]) if len(top_raws) >= BACKGROUND_RANK else 0.0,
         )
+        top_slots, top_raws = top_slots[:k], top_raws[:k]
         scores = relevance_many(top_raws, query)
         doc_ids = self._doc_ids[top_slots].tolist()
         hits = [
