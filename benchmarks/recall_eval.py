@@ -5,6 +5,7 @@ Run from the project root::
     .venv/bin/python benchmarks/recall_eval.py              # the tables (~1 min)
     .venv/bin/python benchmarks/recall_eval.py --fit        # refit the gate, print COEFFICIENTS
     .venv/bin/python benchmarks/recall_eval.py --tokenizers # bigrams vs jieba vs rjieba
+    .venv/bin/python benchmarks/recall_eval.py --candidates # candidate gate features (~5 min)
     .venv/bin/python benchmarks/recall_eval.py --json out.json
 
 Development sets (``benchmarks/recall_dev.py`` loads them):
@@ -645,7 +646,9 @@ def report_fit(sets: dict[str, DevSet], l2: float = 1.0) -> tuple[np.ndarray, fl
                 [],
                 [],
             )
-            w_cv = _with_names(fit_logistic(sub.x[:, _fitted_columns()], sub.y, set_weights(sub), l2))
+            w_cv = _with_names(
+                fit_logistic(sub.x[:, _fitted_columns()], sub.y, set_weights(sub), l2)
+            )
             t_cv, shift_cv = choose_threshold(
                 {n: parts[n]["dev"] for n in sets if _group(n) != left}, w_cv
             )

@@ -64,6 +64,7 @@ from memory.recall.gating import Evidence, QueryEvidence, relevance_many
 from memory.recall.tokenize import is_cjk_term
 
 __all__ = [
+    "BACKGROUND_RANK",
     "DEFAULT_B",
     "DEFAULT_K1",
     "PRIOR_DOCS",
@@ -76,7 +77,7 @@ DEFAULT_K1 = 1.2
 DEFAULT_B = 0.75
 #: Pseudo-entries added to N in the IDF (they contain none of the query's terms).
 PRIOR_DOCS = 10
-#: The gate compares a hit with the scope's entry at this rank (its background).
+#: ``QueryEvidence.tenth`` is the raw score at this rank (when the search asks for as many).
 BACKGROUND_RANK = 10
 
 _COMPACT_DEAD_SHARE = 0.25
@@ -519,10 +520,10 @@ class RecallIndex:
             masses[order],
             bounds[order],
             norms,
-            max(k, BACKGROUND_RANK),
+            k,
             blocked,
         )
-        top_slots, top_raws = self._top(slots_sel, raws, max(k, BACKGROUND_RANK))
+        top_slots, top_raws = self._top(slots_sel, raws, k)
         informative = masses > 0.0
         names = getattr(query_terms, "names", ())
         mentions = [0 if tid is None else int(df[tid]) for tid in map(vocab.get, names)]
@@ -544,7 +545,6 @@ class RecallIndex:
             known_terms=int(informative.sum()),
             tenth=float(top_raws[BACKGROUND_RANK - 1]) if len(top_raws) >= BACKGROUND_RANK else 0.0,
         )
-        top_slots, top_raws = top_slots[:k], top_raws[:k]
         scores = relevance_many(top_raws, query)
         doc_ids = self._doc_ids[top_slots].tolist()
         hits = [
