@@ -5,6 +5,7 @@ Run from the project root::
     .venv/bin/python benchmarks/recall_eval.py              # the tables (~1 min)
     .venv/bin/python benchmarks/recall_eval.py --fit        # refit the gate, print COEFFICIENTS
     .venv/bin/python benchmarks/recall_eval.py --tokenizers # bigrams vs jieba vs rjieba
+    .venv/bin/python benchmarks/recall_eval.py --candidates # candidate gate features (~5 min)
     .venv/bin/python benchmarks/recall_eval.py --json out.json
 
 Development sets (``benchmarks/recall_dev.py`` loads them):
@@ -347,7 +348,7 @@ def hit_table(sets: dict[str, DevSet], results: dict[str, list[Result]], split: 
                         # Another entry of the asker's own memory: injecting it is not
                         # what false injection counts, and it often is related work.
                         continue
-                    rows.append(features(hit.evidence))
+                    rows.append(tuple(_features_of(hit.evidence)))
                     labels.append(float(own and hit.doc_id in result.ask.relevant))
                     names.append(set_name)
                     qids.append(result.ask.qid)
@@ -386,14 +387,60 @@ def set_weights(table: HitTable) -> np.ndarray:
 
 _FEATURE_ROWS: dict[int, tuple[Evidence, np.ndarray]] = {}
 
+#: Candidate features measured on top of :data:`FEATURES` (``--candidates``): per query
+#: and per scope normalisations of the hit's raw score. Each is computed from the hit's
+#: evidence alone, appended after the shipped features when :data:`EXTRA` names it.
+CANDIDATES: dict[str, Callable[[Evidence], float]] = {
+    # The hit against what the scope could attest: unseen terms left out of the mass.
+    "known_coverage": lambda e: math.log(max(e.raw, 1e-12) / max(e.query.known_mass, 1e-12)),
+    # The share of the query's evidence mass that no entry of the scope holds.
+    "unseen_share": lambda e: (
+        e.query.unknown_weight
+        * e.query.unseen_idf
+        / max(e.query.known_mass + e.query.unknown_weight * e.query.unseen_idf, 1e-12)
+    ),
+    # How many informative terms the scope has seen (log).
+    "known_terms": lambda e: math.log(max(e.query.known_terms, 1)),
+    # The hit over the scope's 10th best entry, in units of the query's attestable mass.
+    "over_tenth": lambda e: (e.raw - e.query.tenth) / max(e.query.known_mass, 1e-12),
+    # The hit over the 10th best, as a log ratio (0 below: fewer than ten entries match).
+    "log_over_tenth": lambda e: (
+        math.log(e.raw / e.query.tenth) if e.query.tenth > 0 else math.log(1 + e.raw)
+    ),
+    "fewer_than_ten": lambda e: float(e.query.tenth == 0.0),
+    # Standard deviations above the typical entry (the first gate's feature).
+    "z_background": lambda e: (e.raw - e.query.background) / max(e.query.spread, 1e-12),
+    # The scope's size (log): a small scope is covered by chance less often.
+    "log_entries": lambda e: math.log(max(e.query.entries, 1)),
+}
+EXTRA: tuple[str, ...] = ()
+CANDIDATE_PAIRS = (
+    ("known_coverage", "unseen_share"),
+    ("over_tenth", "fewer_than_ten"),
+    ("log_over_tenth", "log_entries"),
+    ("over_tenth", "log_entries"),
+    ("known_coverage", "known_terms", "over_tenth", "fewer_than_ten", "log_entries"),
+)
+
 
 def _features_of(evidence: Evidence) -> np.ndarray:
-    """:func:`features` of one hit, computed once (the fit rescores the same hits often)."""
+    """:func:`features` of one hit, computed once (the fit rescores the same hits often),
+    then the :data:`EXTRA` candidates."""
     held = _FEATURE_ROWS.get(id(evidence))
     if held is None or held[0] is not evidence:
-        held = (evidence, np.asarray(features(evidence)))
+        row = list(features(evidence)) + [CANDIDATES[name](evidence) for name in CANDIDATES]
+        held = (evidence, np.asarray(row))
         _FEATURE_ROWS[id(evidence)] = held
-    return held[1]
+    key = (id(evidence), EXTRA)
+    selected = _SELECTED.get(key)
+    if selected is None:
+        base = len(FEATURES)
+        picked = [held[1][base + list(CANDIDATES).index(n)] for n in EXTRA]
+        selected = _SELECTED[key] = np.concatenate((held[1][:base], picked))
+    return selected
+
+
+_SELECTED: dict[tuple[int, tuple[str, ...]], np.ndarray] = {}
 
 
 def rescore(results: Sequence[Result], w: np.ndarray) -> list[Result]:
@@ -460,8 +507,14 @@ NAME_GRID = tuple(round(0.25 * i, 2) for i in range(0, 21))
 COMMON_GRID = tuple(round(0.5 * i, 1) for i in range(0, 11))
 
 
+def _fitted_columns() -> list[int]:
+    """The columns the logistic fit sees: the lexical features, then the :data:`EXTRA`."""
+    return list(range(LEXICAL)) + [len(FEATURES) + i for i in range(len(EXTRA))]
+
+
 def _with_names(w: np.ndarray) -> np.ndarray:
-    return np.concatenate((w, np.zeros(len(FEATURES) - len(w))))
+    """A fitted vector (lexical, extras) as the gate's (lexical, names at 0, extras)."""
+    return np.concatenate((w[:LEXICAL], np.zeros(len(FEATURES) - LEXICAL), w[LEXICAL:]))
 
 
 _NAMES = ("name_seen", "name_unseen", "name_common")
@@ -562,7 +615,7 @@ def report_fit(sets: dict[str, DevSet], l2: float = 1.0) -> tuple[np.ndarray, fl
     print("  features:", ", ".join(FEATURES))
     results = {name: run(New(), data) for name, data in sets.items()}
     dev = hit_table(sets, results, "dev")
-    w = _with_names(fit_logistic(dev.x[:, :LEXICAL], dev.y, set_weights(dev), l2))
+    w = _with_names(fit_logistic(dev.x[:, _fitted_columns()], dev.y, set_weights(dev), l2))
     parts = {n: split_results(results[n], sets[n]) for n in sets}
     threshold, shift = choose_threshold({n: parts[n]["dev"] for n in sets}, w)
     w[FEATURES.index("cjk")] += shift
@@ -593,7 +646,9 @@ def report_fit(sets: dict[str, DevSet], l2: float = 1.0) -> tuple[np.ndarray, fl
                 [],
                 [],
             )
-            w_cv = _with_names(fit_logistic(sub.x[:, :LEXICAL], sub.y, set_weights(sub), l2))
+            w_cv = _with_names(
+                fit_logistic(sub.x[:, _fitted_columns()], sub.y, set_weights(sub), l2)
+            )
             t_cv, shift_cv = choose_threshold(
                 {n: parts[n]["dev"] for n in sets if _group(n) != left}, w_cv
             )
@@ -608,6 +663,58 @@ def report_fit(sets: dict[str, DevSet], l2: float = 1.0) -> tuple[np.ndarray, fl
                     f"w=({', '.join(f'{c:.2f}' for c in w_cv)})"
                 )
     return w, threshold, shift
+
+
+def _fit_gate(
+    table: HitTable, dev_parts: dict[str, list[Result]], l2: float = 1.0
+) -> tuple[np.ndarray, float, float]:
+    """The whole fit on development data: the logistic (lexical and :data:`EXTRA`
+    columns), then the threshold and ``cjk`` shift, then the name weights."""
+    w = _with_names(fit_logistic(table.x[:, _fitted_columns()], table.y, set_weights(table), l2))
+    threshold, shift = choose_threshold(dev_parts, w)
+    w[FEATURES.index("cjk")] += shift
+    if any(n in dev_parts for n in NAME_SETS):
+        w = fit_names(dev_parts, w, threshold)
+    return w, threshold, shift
+
+
+def report_candidates(sets: dict[str, DevSet], subsets: Sequence[tuple[str, ...]]) -> None:
+    """Each subset of :data:`CANDIDATES` added to the shipped features and the whole gate
+    refitted (the same rules); held-back inject/false per set, then the same with every
+    source left out of the fit in turn (its held-back part scored by the others' fit)."""
+    global EXTRA
+    results = {name: run(New(), data) for name, data in sets.items()}
+    parts = {n: split_results(results[n], sets[n]) for n in sets}
+    groups = sorted({_group(n) for n in sets})
+    print("\n== Candidate gate features: held-back inject/false, fitted | left-one-source-out ==")
+    print(f"{'extra features':44} " + " ".join(f"{n:>23}" for n in sets))
+    saved = EXTRA
+    try:
+        for subset in subsets:
+            EXTRA = subset
+            table = hit_table(sets, results, "dev")
+            w, t, _ = _fit_gate(table, {n: parts[n]["dev"] for n in sets})
+            fitted = {n: score_rows(rescore(parts[n]["held-back"], w), t) for n in sets}
+            loso: dict[str, Row] = {}
+            for left in groups:
+                keep = np.asarray([_group(n) != left for n in table.set_name])
+                names = [n for n, k in zip(table.set_name, keep, strict=True) if k]
+                sub = HitTable(table.x[keep], table.y[keep], names, [], [])
+                dev_parts = {n: parts[n]["dev"] for n in sets if _group(n) != left}
+                w_cv, t_cv, _ = _fit_gate(sub, dev_parts)
+                for n in sets:
+                    if _group(n) == left:
+                        loso[n] = score_rows(rescore(parts[n]["held-back"], w_cv), t_cv)
+            cells = [
+                f"{fitted[n].injected:.2f}/{fitted[n].false_injection:.2f}|"
+                f"{loso[n].injected:.2f}/{loso[n].false_injection:.2f}"
+                for n in sets
+            ]
+            label = "+".join(subset) or "(shipped features)"
+            print(f"{label:44} " + " ".join(f"{c:>23}" for c in cells) + f"  t={t}")
+            print(f"{'':44}   w=({', '.join(f'{c:.2f}' for c in w)})")
+    finally:
+        EXTRA = saved
 
 
 def _auc(pos: np.ndarray, neg: np.ndarray) -> float:
@@ -728,6 +835,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tokenizers", action="store_true", help="compare segmenters")
     parser.add_argument("--json", type=Path, help="write the main figures here")
     parser.add_argument(
+        "--candidates", action="store_true", help="refit the gate with candidate features"
+    )
+    parser.add_argument(
         "--sets", default="madial-zh,madial-en,teacher,people-en,memorybank-en,memorybank-cn"
     )
     args = parser.parse_args(argv)
@@ -740,6 +850,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"({len(data.held_back)} held back)"
         )
     threshold = DEFAULT_THRESHOLD
+    if args.candidates:
+        report_candidates(sets, [(), *((c,) for c in CANDIDATES), *CANDIDATE_PAIRS])
+        return 0
     if args.fit:
         w, threshold, _shift = report_fit(sets)
         gate_module.COEFFICIENTS = tuple(float(c) for c in w)

@@ -64,6 +64,7 @@ from memory.recall.gating import Evidence, QueryEvidence, relevance_many
 from memory.recall.tokenize import is_cjk_term
 
 __all__ = [
+    "BACKGROUND_RANK",
     "DEFAULT_B",
     "DEFAULT_K1",
     "PRIOR_DOCS",
@@ -76,6 +77,8 @@ DEFAULT_K1 = 1.2
 DEFAULT_B = 0.75
 #: Pseudo-entries added to N in the IDF (they contain none of the query's terms).
 PRIOR_DOCS = 10
+#: ``QueryEvidence.tenth`` is the raw score at this rank (when the search asks for as many).
+BACKGROUND_RANK = 10
 
 _COMPACT_DEAD_SHARE = 0.25
 # Merge the tails into the CSR block when they hold this share of its postings (or more
@@ -513,7 +516,12 @@ class RecallIndex:
         order = order[masses[order] > 0.0]
         blocked = self._blocked(exclude)
         slots_sel, raws = self._accumulate(
-            [int(t) for t in tids[order]], masses[order], bounds[order], norms, k, blocked
+            [int(t) for t in tids[order]],
+            masses[order],
+            bounds[order],
+            norms,
+            k,
+            blocked,
         )
         top_slots, top_raws = self._top(slots_sel, raws, k)
         informative = masses > 0.0
@@ -534,6 +542,8 @@ class RecallIndex:
             names_seen=any(mentions),
             names_unseen=not all(mentions),
             names_common=any(2 * m >= self._n_live for m in mentions),
+            known_terms=int(informative.sum()),
+            tenth=float(top_raws[BACKGROUND_RANK - 1]) if len(top_raws) >= BACKGROUND_RANK else 0.0,
         )
         scores = relevance_many(top_raws, query)
         doc_ids = self._doc_ids[top_slots].tolist()

@@ -23,7 +23,7 @@ from memory.recall.gating import (
     gate,
     relevance,
 )
-from memory.recall.index import RecallIndex, brute_force_raw
+from memory.recall.index import BACKGROUND_RANK, RecallIndex, brute_force_raw
 from memory.recall.query import ConversationTurn, build_query
 from memory.recall.tokenize import (
     CROSS_WEIGHT,
@@ -433,6 +433,22 @@ def test_evidence_counts_known_and_unseen_terms() -> None:
     # Many copies of one term cannot push the score out of [0, 1].
     heavy = index.search({"w1": 1000.0}, k=1)[0]
     assert 0.0 < heavy.score <= 1.0 and not math.isnan(heavy.score)
+
+
+def test_evidence_counts_informative_terms_and_the_tenth_best_raw() -> None:
+    # Entries 1-12 hold "a" i times (the more, the higher); 13-39 do not.
+    docs = [(i, ["a"] * (i if i <= 12 else 0) + ["b", f"pad{i}"]) for i in range(1, 40)]
+    index = RecallIndex.from_documents(docs)
+    query = {"a": 1.0, "pad3": 1.0, "never": 1.0}
+    hits = index.search(query, k=BACKGROUND_RANK)
+    evidence = hits[0].evidence.query
+    assert evidence.known_terms == 2  # "never" is unseen, so not counted
+    assert evidence.tenth == pytest.approx(hits[BACKGROUND_RANK - 1].raw)
+    assert hits[0].raw > evidence.tenth > 0.0
+    # Asked for fewer than ten hits, the tenth is unknown: 0.
+    assert index.search(query, k=3)[0].evidence.query.tenth == 0.0
+    # Fewer than ten entries match: 0 too.
+    assert index.search({"pad3": 1.0}, k=BACKGROUND_RANK)[0].evidence.query.tenth == 0.0
 
 
 def test_evidence_of_added_and_bulk_entries_agree() -> None:
