@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Sequence
 
 import tiktoken
 
@@ -60,16 +61,29 @@ def count_tokens(text: str) -> int:
     return len(_encoding(name).encode(text, disallowed_special=()))
 
 
-def truncate_tokens(text: str, max_tokens: int, *, keep: str = "head") -> str:
+def encode_tokens(text: str) -> list[int]:
+    """The tokens of ``text`` (special-token text as plain text), for a caller that
+    counts a text and then may cut it: ``len()`` is its count, and
+    ``truncate_tokens(text, n, tokens=...)`` cuts it without encoding it again."""
+    if not text:
+        return []
+    return encoding().encode(text, disallowed_special=())
+
+
+def truncate_tokens(
+    text: str, max_tokens: int, *, keep: str = "head", tokens: Sequence[int] | None = None
+) -> str:
     """The longest head (or tail, ``keep="tail"``) of ``text`` within ``max_tokens``.
 
     Never splits a character: a multi-byte character whose bytes straddle the cut is
     dropped whole. The result always satisfies ``count_tokens(result) <= max_tokens``.
+    ``tokens``: ``encode_tokens(text)`` if the caller has it already.
     """
     if max_tokens <= 0 or not text:
         return ""
     enc = encoding()
-    tokens = enc.encode(text, disallowed_special=())
+    if tokens is None:
+        tokens = enc.encode(text, disallowed_special=())
     if len(tokens) <= max_tokens:
         return text
     n = max_tokens

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.providers.base import Message
-from agents.tokens import count_tokens, truncate_tokens
+from agents.tokens import count_tokens, encode_tokens, truncate_tokens
 from agents.window import WindowOverflow, fit_window
 
 ANY_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300)
@@ -22,6 +22,16 @@ def test_truncation_fits_and_never_splits_a_character(text: str, limit: int, kee
     cut.encode("utf-8")  # a lone surrogate or half character would fail here
     if count_tokens(text) <= limit:
         assert cut == text
+
+
+@settings(max_examples=200)
+@given(text=ANY_TEXT, limit=st.integers(0, 120), keep=st.sampled_from(["head", "tail"]))
+def test_a_text_encoded_once_is_counted_and_cut_as_before(text: str, limit: int, keep: str) -> None:
+    tokens = encode_tokens(text)
+    assert len(tokens) == count_tokens(text)
+    assert truncate_tokens(text, limit, keep=keep, tokens=tokens) == truncate_tokens(
+        text, limit, keep=keep
+    )
 
 
 def test_truncation_keeps_as_much_as_fits() -> None:
