@@ -50,7 +50,7 @@ EXCERPT_TOKENS = 450
 # The version of an injected line's format (kb_hit_line, _render_line): part of the
 # stamp of a line prepared when the chunk was written. Bump it with any change to them
 # (the red line, the sanitiser and the token counter are in the stamp by themselves).
-LINE_FORMAT = "1"
+LINE_FORMAT = "2"  # 2: ``tokens`` counts the line break after the line (render.count_line)
 
 
 @dataclass(frozen=True, slots=True)
