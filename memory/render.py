@@ -8,7 +8,7 @@ exceeds the budget it was granted, header and footer included.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from agents.tokens import count_tokens, encode_tokens, truncate_tokens
@@ -122,7 +122,9 @@ def render_thread(
     slots.sort(key=lambda slot: slot.priority)
     by_key = {slot.key: slot for slot in slots}
 
-    def assemble() -> str:
+    def assemble() -> list[str]:
+        # Every line starts with a label, a mark or "[" (never whitespace): counted line
+        # by line (count_lines), a re-assembly re-counts only the lines that changed.
         lines = [boundary.THREAD_HEADER]
         summary_slot = by_key.get("summary")
         if summary_slot is not None and summary_slot.render():
@@ -138,9 +140,9 @@ def render_thread(
             if body or kind == "user":
                 lines.append(f"{mark} {body}".rstrip())
         lines.append(boundary.THREAD_FOOTER)
-        return "\n".join(lines)
+        return lines
 
-    frame_tokens = count_tokens(assemble())  # every slot at zero: the fixed cost
+    frame_tokens = count_lines(assemble())  # every slot at zero: the fixed cost
     available = budget - frame_tokens
     if available < _MIN_SLOT and turns:
         return EMPTY
@@ -155,8 +157,8 @@ def render_thread(
         caps[slot.cap_group] -= grant
 
     # Joining pieces can shift a token or two at the seams; shave the lowest priority.
-    text = assemble()
-    tokens = count_tokens(text)
+    lines = assemble()
+    tokens = count_lines(lines)
     while tokens > budget:
         victim = next((s for s in reversed(slots) if s.granted > 0), None)
         if victim is None:
@@ -164,8 +166,9 @@ def render_thread(
         victim.granted = max(0, victim.granted - (tokens - budget) - 1)
         if victim.granted < _MIN_SLOT:
             victim.granted = 0
-        text = assemble()
-        tokens = count_tokens(text)
+        lines = assemble()
+        tokens = count_lines(lines)
+    text = "\n".join(lines)
     if not any(s.granted for s in slots) and not any(k == "failed" for k, _ in order):
         return EMPTY
 
@@ -215,6 +218,14 @@ def count_line(line: str) -> int:
     (``tests/memory/test_render_budget.py`` holds the property).
     """
     return count_tokens(line + "\n")
+
+
+def count_lines(lines: Sequence[str]) -> int:
+    """``count_tokens("\\n".join(lines))`` from the lines' own (memoised) counts; every
+    line after the first starts with a non-whitespace character (:func:`count_line`)."""
+    if not lines:
+        return 0
+    return sum(count_line(line) for line in lines[:-1]) + count_tokens(lines[-1])
 
 
 def _line(text: str, item_cap: int | None) -> tuple[str, int, bool]:
