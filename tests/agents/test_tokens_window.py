@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.test import override_settings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,6 +41,15 @@ def test_truncation_keeps_as_much_as_fits() -> None:
     assert 35 <= count_tokens(cut) <= 40
     emoji = "👩‍🏫" * 30  # multi-code-point graphemes, 4-byte characters
     assert count_tokens(truncate_tokens(emoji, 7)) <= 7
+
+
+def test_an_overridden_encoding_is_used_at_once() -> None:
+    # Only cl100k ships offline: an unknown name shows the override is read.
+    text = "出一份数据结构试卷，共 3 题 🙂"
+    default = count_tokens(text)
+    with override_settings(TOKEN_ENCODING="no_such_encoding"), pytest.raises(ValueError):
+        count_tokens(text)
+    assert count_tokens(text) == default
 
 
 def test_special_token_text_is_counted_as_plain_text() -> None:
