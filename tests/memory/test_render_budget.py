@@ -143,9 +143,7 @@ LINE_START = LINE_CHARS.filter(lambda c: not c.isspace() and not c[:1].isspace()
 def test_a_text_of_lines_counts_as_the_sum_of_its_lines(
     first: str, rest: list[tuple[str, str]], list_lines: bool
 ) -> None:
-    lines = [first] + [
-        f"- {start}{body}" if list_lines else start + body for start, body in rest
-    ]
+    lines = [first] + [f"- {start}{body}" if list_lines else start + body for start, body in rest]
     whole = "\n".join(lines)
     assert sum(count_line(line) for line in lines[:-1]) + count_tokens(lines[-1]) == (
         count_tokens(whole)
