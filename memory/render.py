@@ -8,10 +8,10 @@ exceeds the budget it was granted, header and footer included.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from agents.tokens import count_tokens, truncate_tokens
+from agents.tokens import count_tokens, encode_tokens, truncate_tokens
 from memory import boundary
 from memory.sanitizer import sanitize_history
 
@@ -122,7 +122,9 @@ def render_thread(
     slots.sort(key=lambda slot: slot.priority)
     by_key = {slot.key: slot for slot in slots}
 
-    def assemble() -> str:
+    def assemble() -> list[str]:
+        # Every line starts with a label, a mark or "[" (never whitespace): counted line
+        # by line (count_lines), a re-assembly re-counts only the lines that changed.
         lines = [boundary.THREAD_HEADER]
         summary_slot = by_key.get("summary")
         if summary_slot is not None and summary_slot.render():
@@ -138,9 +140,9 @@ def render_thread(
             if body or kind == "user":
                 lines.append(f"{mark} {body}".rstrip())
         lines.append(boundary.THREAD_FOOTER)
-        return "\n".join(lines)
+        return lines
 
-    frame_tokens = count_tokens(assemble())  # every slot at zero: the fixed cost
+    frame_tokens = count_lines(assemble())  # every slot at zero: the fixed cost
     available = budget - frame_tokens
     if available < _MIN_SLOT and turns:
         return EMPTY
@@ -155,8 +157,8 @@ def render_thread(
         caps[slot.cap_group] -= grant
 
     # Joining pieces can shift a token or two at the seams; shave the lowest priority.
-    text = assemble()
-    tokens = count_tokens(text)
+    lines = assemble()
+    tokens = count_lines(lines)
     while tokens > budget:
         victim = next((s for s in reversed(slots) if s.granted > 0), None)
         if victim is None:
@@ -164,8 +166,9 @@ def render_thread(
         victim.granted = max(0, victim.granted - (tokens - budget) - 1)
         if victim.granted < _MIN_SLOT:
             victim.granted = 0
-        text = assemble()
-        tokens = count_tokens(text)
+        lines = assemble()
+        tokens = count_lines(lines)
+    text = "\n".join(lines)
     if not any(s.granted for s in slots) and not any(k == "failed" for k, _ in order):
         return EMPTY
 
@@ -195,7 +198,8 @@ class Item:
 @dataclass(frozen=True, slots=True)
 class Line:
     """A rendered line of a list section: ``- <text>``, sanitised and cut to its cap;
-    ``tokens`` counts it with the line break before it."""
+    ``tokens`` is what it adds to a section, the line break after it included
+    (:func:`count_line`)."""
 
     id: int
     text: str
@@ -203,14 +207,37 @@ class Line:
     cut: bool = False
 
 
+def count_line(line: str) -> int:
+    """The tokens ``line`` adds to a text, with the line break after it.
+
+    A text of lines that each start with a non-whitespace character counts exactly as
+    the sum of its lines' ``count_line`` (the last line's ``count_tokens``): the encoder
+    splits its input into pieces before merging bytes, and no piece runs from a line
+    break into the non-whitespace text after it (cl100k's and o200k's patterns), so a
+    section is counted line by line, never as a whole
+    (``tests/memory/test_render_budget.py`` holds the property).
+    """
+    return count_tokens(line + "\n")
+
+
+def count_lines(lines: Sequence[str]) -> int:
+    """``count_tokens("\\n".join(lines))`` from the lines' own (memoised) counts; every
+    line after the first starts with a non-whitespace character (:func:`count_line`)."""
+    if not lines:
+        return 0
+    return sum(count_line(line) for line in lines[:-1]) + count_tokens(lines[-1])
+
+
 def _line(text: str, item_cap: int | None) -> tuple[str, int, bool]:
     body = sanitize_history(text).strip()
     cut = False
-    if item_cap is not None and count_tokens(body) > item_cap:
-        body = truncate_tokens(body, item_cap - 1) + ELLIPSIS
-        cut = True
+    if item_cap is not None:
+        tokens = encode_tokens(body)  # counted, and cut if need be, from one encoding
+        if len(tokens) > item_cap:
+            body = truncate_tokens(body, item_cap - 1, tokens=tokens) + ELLIPSIS
+            cut = True
     line = f"- {body}"
-    return line, count_tokens("\n" + line), cut
+    return line, count_line(line), cut
 
 
 # The same stored texts (facts, recalled entries) become the same lines on every run:
@@ -229,8 +256,12 @@ def list_line(item: Item, *, item_cap: int | None = None) -> Line:
 
 
 def render_lines(*, header: str, footer: str, lines: Iterable[Line], budget: int) -> Rendered:
-    """Whole lines in priority order while they fit, between ``header`` and ``footer``."""
-    base = count_tokens(f"{header}\n{footer}")
+    """Whole lines in priority order while they fit, between ``header`` and ``footer``.
+
+    The section's count is the sum of its lines' (:func:`count_line`; lines and footer
+    start with a non-whitespace character), exact without counting the whole again.
+    """
+    base = count_line(header) + count_tokens(footer)
     if base >= budget:
         return EMPTY
     texts = [header]
@@ -248,18 +279,7 @@ def render_lines(*, header: str, footer: str, lines: Iterable[Line], budget: int
     if not ids:
         return Rendered(text="", tokens=0, truncated=True)
     texts.append(footer)
-    text = "\n".join(texts)
-    tokens = count_tokens(text)
-    # The lines were counted one by one; the whole is counted once to be sure of it.
-    while tokens > budget and len(texts) > 2:
-        texts.pop(-2)
-        ids.pop()
-        truncated = True
-        text = "\n".join(texts)
-        tokens = count_tokens(text)
-    if len(texts) <= 2:
-        return Rendered(text="", tokens=0, truncated=True)
-    return Rendered(text=text, tokens=tokens, ids=tuple(ids), truncated=truncated)
+    return Rendered(text="\n".join(texts), tokens=used, ids=tuple(ids), truncated=truncated)
 
 
 def render_list(

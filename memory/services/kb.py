@@ -50,7 +50,7 @@ EXCERPT_TOKENS = 450
 # The version of an injected line's format (kb_hit_line, _render_line): part of the
 # stamp of a line prepared when the chunk was written. Bump it with any change to them
 # (the red line, the sanitiser and the token counter are in the stamp by themselves).
-LINE_FORMAT = "1"
+LINE_FORMAT = "2"  # 2: ``tokens`` counts the line break after the line (render.count_line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +181,10 @@ def _search_index(
     key: IndexKey, state: IndexState, weights: dict[str, float], k: int
 ) -> list[_Candidate]:
     """The index's ``k`` best chunks by BM25, with their coverage of the query."""
+    if not state.row_id:
+        # No version row: nothing was ever written under this key (most teachers have
+        # no private documents); an empty index answers nothing, so none is built.
+        return []
     cached = _INDEXES.get(key, state=state)
     with cached.lock:
         if not len(cached.index):
@@ -376,22 +380,25 @@ def kb_line_prepare(*, title: str, heading_path: str, text: str) -> PreparedLine
 
 
 def _line(hit: KBHit) -> Line:
-    prepared = hit.prepared
-    if prepared is not None and prepared.stamp == _line_stamp(
-        title=hit.title, heading_path=hit.heading_path, text=hit.text
-    ):
-        return Line(id=hit.chunk_id, text=prepared.text, tokens=prepared.tokens, cut=prepared.cut)
+    # Looked up first: a line this process has already checked (the stored one, its
+    # stamp verified, or the live one) costs a dictionary lookup, not a stamp's hash.
     key = (hit.chunk_id, hit.title, hit.heading_path, hit.text)
     with _LINES_LOCK:
         cached = _LINES.get(key)
         if cached is not None:
             _LINES.move_to_end(key)
             return cached
-    # Redacted when stored; re-checked like every injected memory (the rules may have
-    # grown since), the title and headings with it.
-    line = _render_line(
-        chunk_id=hit.chunk_id, title=hit.title, heading_path=hit.heading_path, text=hit.text
-    )
+    prepared = hit.prepared
+    if prepared is not None and prepared.stamp == _line_stamp(
+        title=hit.title, heading_path=hit.heading_path, text=hit.text
+    ):
+        line = Line(id=hit.chunk_id, text=prepared.text, tokens=prepared.tokens, cut=prepared.cut)
+    else:
+        # Redacted when stored; re-checked like every injected memory (the rules may
+        # have grown since), the title and headings with it.
+        line = _render_line(
+            chunk_id=hit.chunk_id, title=hit.title, heading_path=hit.heading_path, text=hit.text
+        )
     with _LINES_LOCK:
         _LINES[key] = line
         while len(_LINES) > CACHED_LINES:

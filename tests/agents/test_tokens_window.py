@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from django.test import override_settings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.providers.base import Message
-from agents.tokens import count_tokens, truncate_tokens
+from agents.tokens import count_tokens, encode_tokens, truncate_tokens
 from agents.window import WindowOverflow, fit_window
 
 ANY_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300)
@@ -24,12 +25,31 @@ def test_truncation_fits_and_never_splits_a_character(text: str, limit: int, kee
         assert cut == text
 
 
+@settings(max_examples=200)
+@given(text=ANY_TEXT, limit=st.integers(0, 120), keep=st.sampled_from(["head", "tail"]))
+def test_a_text_encoded_once_is_counted_and_cut_as_before(text: str, limit: int, keep: str) -> None:
+    tokens = encode_tokens(text)
+    assert len(tokens) == count_tokens(text)
+    assert truncate_tokens(text, limit, keep=keep, tokens=tokens) == truncate_tokens(
+        text, limit, keep=keep
+    )
+
+
 def test_truncation_keeps_as_much_as_fits() -> None:
     text = "出一份数据结构试卷" * 50
     cut = truncate_tokens(text, 40)
     assert 35 <= count_tokens(cut) <= 40
     emoji = "👩‍🏫" * 30  # multi-code-point graphemes, 4-byte characters
     assert count_tokens(truncate_tokens(emoji, 7)) <= 7
+
+
+def test_an_overridden_encoding_is_used_at_once() -> None:
+    # Only cl100k ships offline: an unknown name shows the override is read.
+    text = "出一份数据结构试卷，共 3 题 🙂"
+    default = count_tokens(text)
+    with override_settings(TOKEN_ENCODING="no_such_encoding"), pytest.raises(ValueError):
+        count_tokens(text)
+    assert count_tokens(text) == default
 
 
 def test_special_token_text_is_counted_as_plain_text() -> None:

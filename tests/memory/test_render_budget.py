@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from agents.tokens import count_tokens
 from memory import boundary
 from memory.ledger import Ledger
-from memory.render import Item, Turn, render_list, render_thread
+from memory.render import Item, Turn, count_line, render_list, render_thread
 from memory.sanitizer import sanitize_history
 
 CJK = st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF)
@@ -115,6 +115,39 @@ def test_list_sections_never_exceed_their_budget(texts: list[str], budget: int) 
         item_cap=150,
     )
     assert rendered.tokens == count_tokens(rendered.text) <= budget
+
+
+# Line texts as sections hold them: CJK, ASCII, emoji (with modifiers and joiners),
+# punctuation that the encoder merges with a following line break, and whitespace of
+# every kind, inside the line and at its end.
+LINE_CHARS = st.one_of(
+    st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF),
+    st.characters(min_codepoint=0x20, max_codepoint=0x7E),
+    st.sampled_from(["😀", "👍🏽", "👩\u200d💻", "🇨🇳", "\ufe0f", "…", "。", "：", "《", "》", "—"]),
+    st.sampled_from([" ", "  ", "\t", "\n", "\r\n", "\n\n", "\u3000", "\xa0", "\u2028"]),
+    st.characters(),
+)
+LINE_TEXT = st.lists(LINE_CHARS, max_size=60).map("".join)
+# What a line may start with: anything but whitespace (a list line starts with "- ").
+LINE_START = LINE_CHARS.filter(lambda c: not c.isspace() and not c[:1].isspace())
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    first=LINE_TEXT,
+    rest=st.lists(st.tuples(LINE_START, LINE_TEXT), max_size=8),
+    list_lines=st.booleans(),
+)
+@example(first="a。", rest=[("-", " b")], list_lines=False)
+@example(first="- x ", rest=[("-", " ")], list_lines=True)
+def test_a_text_of_lines_counts_as_the_sum_of_its_lines(
+    first: str, rest: list[tuple[str, str]], list_lines: bool
+) -> None:
+    lines = [first] + [f"- {start}{body}" if list_lines else start + body for start, body in rest]
+    whole = "\n".join(lines)
+    assert sum(count_line(line) for line in lines[:-1]) + count_tokens(lines[-1]) == (
+        count_tokens(whole)
+    )
 
 
 @settings(max_examples=200)
