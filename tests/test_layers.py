@@ -50,6 +50,8 @@ UPWARD_MODEL_REFERENCES = {
 LOCAL_IMPORTS = {
     # A pure module that works without Django (STYLE 5); settings choose the encoding.
     ("agents.tokens", "django.conf"),
+    # ... and forgets the encoding name it read when a test overrides TOKEN_ENCODING.
+    ("agents.tokens", "django.core.signals"),
     # AppConfig.ready: the signal receivers import models, not loadable at app import.
     ("memory.apps", "memory"),
 }
