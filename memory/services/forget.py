@@ -597,6 +597,9 @@ def _runs_redact(matcher: TextMatcher, where: dict[str, Any]) -> list[int]:
     return changed
 
 
+TITLE_LENGTH: int = Thread._meta.get_field("title").max_length or 200
+
+
 def _threads_redact(matcher: TextMatcher, where: dict[str, Any]) -> int:
     rows = Thread.objects.filter(**where).values_list("pk", "title", "rolling_summary")
     changed = 0
@@ -611,7 +614,9 @@ def _threads_redact(matcher: TextMatcher, where: dict[str, Any]) -> int:
             if current is None:
                 break
             title, summary, version = current
-            new_title = matcher.redact(title)[0]
+            # A placeholder may be longer than what it replaces: the title stays within
+            # its column (PostgreSQL would refuse the update; the API promises the length).
+            new_title = matcher.redact(title)[0][:TITLE_LENGTH]
             new_summary = matcher.redact(summary)[0]
             if Thread.objects.filter(pk=thread_id, summary_version=version).update(
                 title=new_title,

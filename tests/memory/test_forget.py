@@ -530,3 +530,21 @@ def test_deleting_in_the_admin_goes_through_the_cascade(teacher: Teacher) -> Non
     assert (run.input, run.output, run.deleted_at is not None) == ("", "", True)
     assert not RecallEntry.objects.filter(run_id=single["id"]).exists()
     assert MemoryAuditEvent.objects.filter(action="delete", actor_id=operator.pk).count() == 2
+
+
+def test_a_forgotten_title_stays_within_its_column(teacher: Teacher) -> None:
+    """The placeholder is longer than the text it replaces: a title of 100 forgotten names
+    is cut to its 200 characters (PostgreSQL refuses a longer value; the API promises the
+    length)."""
+    thread_id = send(teacher, "出一份数据结构试卷")["thread_id"]
+    Thread.objects.filter(pk=thread_id).update(title="李华" * 100)
+    response = teacher.client.post(
+        f"/api/agents/{teacher.agent.pk}/memory/forget", {"text": "李华"}, format="json"
+    )
+    assert response.status_code == 202
+    job = teacher.client.get(f"/api/memory/jobs/{response.json()['id']}").json()
+    assert job["status"] == "done" and job["counts"]["threads"] == 1
+    title = Thread.objects.get(pk=thread_id).title
+    assert "李华" not in title and 0 < len(title) <= 200
+    listed = teacher.client.get(f"/api/agents/{teacher.agent.pk}/threads/").json()["results"]
+    assert [t["title"] for t in listed if t["id"] == thread_id] == [title]
