@@ -96,7 +96,6 @@ class _RowPlan:
             columns += [f"{alias}.{quote(str(field.column))}" for field in fields]
             self.parts.append((model, [field.attname for field in fields], converters))
         self.sql = sql.format(columns=", ".join(columns))
-        self.vendor = connection.vendor
 
     def instances(self, row: Sequence[Any]) -> list[Model | None]:
         found: list[Model | None] = []

@@ -115,7 +115,7 @@ class IndexCache[K: Hashable]:
                 cached.stamp = state.stamp
                 current = len(cached.index) == state.count
             if current:
-                if documents:
+                if len(cached.index) != cached.counted:  # added to, or removed from
                     self._recount(key, cached)
                 return cached
             # Rows were removed, or one committed out of id order: rebuild below (as

@@ -181,10 +181,6 @@ def _search_index(
     key: IndexKey, state: IndexState, weights: dict[str, float], k: int
 ) -> list[_Candidate]:
     """The index's ``k`` best chunks by BM25, with their coverage of the query."""
-    if not state.row_id:
-        # No version row: nothing was ever written under this key (most teachers have
-        # no private documents); an empty index answers nothing, so none is built.
-        return []
     cached = _INDEXES.get(key, state=state)
     with cached.lock:
         if not len(cached.index):
