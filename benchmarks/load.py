@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/load.py [--backend sqlite|postgres|all] [--users 165]
         [--pace 3] [--duration 60] [--warmup 15] [--workers N] [--web-processes N]
+        [--redis redis://127.0.0.1:6379/N]
 
 Per backend, on a fresh database: teachers in schools of 15 (each school one agent on the
 offline model, zero delay), each with an API token and a logged-in browser session;
@@ -23,6 +24,10 @@ Reported (a table, and JSON in artifacts/load-<backend>.json):
   the queue has drained (runs still not done after the drain are counted).
 The machine's load (`uptime`) before and after is printed: figures from a busy machine
 are not comparable.
+
+``--redis URL``: the scale-out profile, Redis as the queue broker (Q_BROKER_URL) and as
+the run limits' store (LIMITS_CACHE_URL, the next database number), which takes the
+queue's and the limits' writes off the database; the Redis server's CPU is counted.
 """
 
 from __future__ import annotations
@@ -65,6 +70,7 @@ def _options() -> Any:
         parser.add_argument("--workers", type=int, default=0, help="Q_WORKERS (0: the default)")
         parser.add_argument("--web-processes", type=int, default=0)
         parser.add_argument("--web-threads", type=int, default=8)
+        parser.add_argument("--redis", default="", help="redis://host:port/N: queue and limits")
 
     return _setup.parse(__doc__ or "", extra)
 
@@ -200,6 +206,14 @@ def _processes() -> dict[int, tuple[int, str, float]]:
     return found
 
 
+def _next_database(url: str) -> str:
+    """The same Redis with the next database number (redis://h:p/0 -> redis://h:p/1)."""
+    head, _, number = url.rstrip("/").rpartition("/")
+    if not number.isdigit():
+        return url.rstrip("/") + "/1"
+    return f"{head}/{int(number) + 1}"
+
+
 def _cpu_by_part(root: int, database: str) -> dict[str, float]:
     """CPU seconds so far of the server's parts: web, memory worker, PostgreSQL backends
     serving ``database`` (the machine's other databases are not ours)."""
@@ -207,7 +221,7 @@ def _cpu_by_part(root: int, database: str) -> dict[str, float]:
     children: dict[int, list[int]] = {}
     for pid, (parent, _, _) in procs.items():
         children.setdefault(parent, []).append(pid)
-    parts = {"web": 0.0, "worker": 0.0, "postgres": 0.0}
+    parts = {"web": 0.0, "worker": 0.0, "postgres": 0.0, "redis": 0.0}
     stack = [root]
     while stack:
         pid = stack.pop()
@@ -221,6 +235,8 @@ def _cpu_by_part(root: int, database: str) -> dict[str, float]:
     for _, cmdline, cpu in procs.values():
         if cmdline.startswith("postgres:") and f" {database} " in cmdline:
             parts["postgres"] += cpu
+        elif cmdline.startswith("redis-server"):
+            parts["redis"] += cpu  # the machine's one Redis (only this load uses it here)
     # A backend that ended in between (a connection past DB_CONN_MAX_AGE is replaced)
     # took its CPU with it; the server's main process has it, as its reaped children's
     # time. So the difference of two readings counts it (with any other database's
@@ -312,6 +328,7 @@ def _report(backend: str, args: Any, figures: dict[str, Any]) -> None:
         f"\nload  backend={backend} users={args.users} pace={args.pace}s "
         f"duration={args.duration}s (measured after {args.warmup}s) "
         f"web={figures['web_processes']}x{args.web_threads} workers={figures['workers']}"
+        f" queue={'redis' if args.redis else 'database'}"
     )
     print(f"load  machine before: {figures['uptime_before']}")
     print(f"load  machine after:  {figures['uptime_after']}")
@@ -383,6 +400,9 @@ def main() -> None:
         env["Q_WORKERS"] = str(args.workers)
     if args.web_processes:
         env["WEB_PROCESSES"] = str(args.web_processes)
+    if args.redis:
+        env["Q_BROKER_URL"] = args.redis
+        env["LIMITS_CACHE_URL"] = _next_database(args.redis)
     web_processes = args.web_processes or (2 if backend == "postgresql" else 1)
     figures: dict[str, Any] = {
         "backend": backend,
@@ -409,6 +429,8 @@ def main() -> None:
         }
         if backend != "postgresql":
             figures["cores"].pop("postgres")
+        if not args.redis:
+            figures["cores"].pop("redis")
         figures["cores"]["locust"] = (
             locust_after.ru_utime
             + locust_after.ru_stime
