@@ -10,15 +10,12 @@ getter and nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
-
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db import connection
-from django.db.models import Model, QuerySet
+from django.db.models import QuerySet
 from django.http import Http404
 
 from agents.models import Agent, Membership, Preference, Provider, Tenant
+from agents.rows import PlanCache, RowPlan
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -54,19 +51,16 @@ def agent_list(*, actor: User) -> QuerySet[Agent]:
 def agent_get(*, actor: User, agent_id: int) -> Agent:
     """An agent of one of the actor's tenants, with its tenant and providers, or Http404.
 
-    Plain SQL, as the read path's other per-run reads (memory/sql.py): every run request
+    Plain SQL (agents/rows.py), as the read path's other per-run reads: every run request
     starts here, and compiling the ORM query (three ``select_related`` and the tenants
     subquery) cost more than running it. The instances are the ORM's own
     (``Model.from_db`` with the fields' converters), related objects cached as
     ``select_related`` would.
     """
-    plan = _agent_plan()
-    with connection.cursor() as cursor:
-        cursor.execute(plan.sql, [agent_id, actor_id(actor)])
-        row = cursor.fetchone()
-    if row is None:
+    found = _AGENT_PLAN.get().fetch_one([agent_id, actor_id(actor)])
+    if found is None:
         raise Http404
-    agent, tenant, provider, memory_provider = plan.instances(row)
+    agent, tenant, provider, memory_provider = found
     assert isinstance(agent, Agent)
     Agent.tenant.field.set_cached_value(agent, tenant)
     Agent.provider.field.set_cached_value(agent, provider)
@@ -74,66 +68,23 @@ def agent_get(*, actor: User, agent_id: int) -> Agent:
     return agent
 
 
-Converter = Callable[[Any, Any, Any], Any]
+def _agent_plan() -> RowPlan:
+    agents = Agent._meta.db_table
+    tenants = Tenant._meta.db_table
+    providers = Provider._meta.db_table
+    memberships = Membership._meta.db_table
+    return RowPlan(
+        f"SELECT {{columns}} FROM {agents} a "
+        f"JOIN {tenants} t ON t.id = a.tenant_id "
+        f"JOIN {providers} p ON p.id = a.provider_id "
+        f"LEFT JOIN {providers} m ON m.id = a.memory_provider_id "
+        f"WHERE a.id = %s AND a.tenant_id IN "
+        f"(SELECT tenant_id FROM {memberships} WHERE user_id = %s)",
+        [(Agent, "a"), (Tenant, "t"), (Provider, "p"), (Provider, "m")],
+    )
 
 
-class _RowPlan:
-    """Several models' concrete columns side by side in one row, and how to turn a row
-    back into instances (None where a LEFT JOIN found nothing)."""
-
-    def __init__(self, sql: str, parts: Sequence[tuple[type[Model], str]]) -> None:
-        self.parts: list[tuple[type[Model], list[str], list[tuple[int, Any, list[Converter]]]]] = []
-        columns: list[str] = []
-        quote = connection.ops.quote_name
-        for model, alias in parts:
-            fields = model._meta.concrete_fields
-            converters = []
-            for i, field in enumerate(fields):
-                col = field.get_col(alias)
-                found = connection.ops.get_db_converters(col) + field.get_db_converters(connection)
-                if found:
-                    converters.append((i, col, found))
-            columns += [f"{alias}.{quote(str(field.column))}" for field in fields]
-            self.parts.append((model, [field.attname for field in fields], converters))
-        self.sql = sql.format(columns=", ".join(columns))
-
-    def instances(self, row: Sequence[Any]) -> list[Model | None]:
-        found: list[Model | None] = []
-        start = 0
-        for model, names, converters in self.parts:
-            values = list(row[start : start + len(names)])
-            start += len(names)
-            if values[0] is None:  # the primary key: nothing joined
-                found.append(None)
-                continue
-            for i, col, functions in converters:
-                for function in functions:
-                    values[i] = function(values[i], col, connection)
-            found.append(model.from_db(connection.alias, names, values))
-        return found
-
-
-_AGENT_PLANS: dict[str, _RowPlan] = {}
-
-
-def _agent_plan() -> _RowPlan:
-    plan = _AGENT_PLANS.get(connection.vendor)
-    if plan is None:
-        agents = Agent._meta.db_table
-        tenants = Tenant._meta.db_table
-        providers = Provider._meta.db_table
-        memberships = Membership._meta.db_table
-        plan = _RowPlan(
-            f"SELECT {{columns}} FROM {agents} a "
-            f"JOIN {tenants} t ON t.id = a.tenant_id "
-            f"JOIN {providers} p ON p.id = a.provider_id "
-            f"LEFT JOIN {providers} m ON m.id = a.memory_provider_id "
-            f"WHERE a.id = %s AND a.tenant_id IN "
-            f"(SELECT tenant_id FROM {memberships} WHERE user_id = %s)",
-            [(Agent, "a"), (Tenant, "t"), (Provider, "p"), (Provider, "m")],
-        )
-        _AGENT_PLANS[connection.vendor] = plan
-    return plan
+_AGENT_PLAN = PlanCache(_agent_plan)
 
 
 def preferred_language(*, user_id: int) -> str:

@@ -37,6 +37,7 @@ MEMORY_USES_OF_AGENTS = {
     "agents.models",
     "agents.providers.base",
     "agents.providers.registry",
+    "agents.rows",
     "agents.selectors",
     "agents.tokens",
 }

@@ -18,11 +18,14 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Q
 
 from agents.models import Provider, Run
+from agents.rows import PlanCache, RowPlan, column, db_value, table
 from agents.tokens import count_tokens, truncate_tokens
 from memory import faults
 from memory.models import MemoryOp, RedlineAudit, Thread
@@ -76,7 +79,7 @@ def runs_to_fold(*, thread: Thread, limit: int = FOLD_BATCH) -> list[Run]:
     columns = ("pk", "status", "input", "output", "created_at")
     after = Run.objects.filter(thread_id=thread.pk).filter(_cursor_q(thread))
     read = max(AHEAD_READ, limit + keep)
-    ahead = list(after.order_by("created_at", "pk").only(*columns)[:read])
+    ahead = _runs_after_cursor(thread, read)
     if len(ahead) < read:
         finished = [run for run in ahead if run.is_finished]
         if len(finished) < keep:
@@ -97,6 +100,38 @@ def runs_to_fold(*, thread: Thread, limit: int = FOLD_BATCH) -> list[Run]:
     )
     pending = after.filter(before_window).order_by("created_at", "pk").only(*columns)[:limit]
     return _prefix(list(pending), limit)
+
+
+def _runs_after_cursor(thread: Thread, limit: int) -> list[Run]:
+    """``Run.objects.filter(thread_id=thread.pk).filter(_cursor_q(thread))
+    .order_by("created_at", "pk")[:limit]`` as plain SQL (agents/rows.py): every memory
+    job of a thread reads it, and compiling the ORM query cost more than running it."""
+    if thread.summary_upto_at is None:
+        plan, params = _AHEAD_PLAN.get(), [thread.pk, limit]
+    else:
+        at = db_value(Run, "created_at", thread.summary_upto_at)
+        upto = thread.summary_upto_run_id or 0
+        plan, params = _AHEAD_AFTER_PLAN.get(), [thread.pk, at, at, upto, limit]
+    with connection.cursor() as cursor:
+        cursor.execute(plan.sql, params)
+        rows = cursor.fetchall()
+    return [cast(Run, plan.instances(row)[0]) for row in rows]
+
+
+def _ahead_plan(*, after_cursor: bool) -> RowPlan:
+    created, pk = column(Run, "created_at"), column(Run, "id")
+    where = f"r.{column(Run, 'thread')} = %s"
+    if after_cursor:
+        where += f" AND (r.{created} > %s OR (r.{created} = %s AND r.{pk} > %s))"
+    return RowPlan(
+        f"SELECT {{columns}} FROM {table(Run)} r WHERE {where} "
+        f"ORDER BY r.{created}, r.{pk} LIMIT %s",
+        [(Run, "r")],
+    )
+
+
+_AHEAD_PLAN = PlanCache(lambda: _ahead_plan(after_cursor=False))
+_AHEAD_AFTER_PLAN = PlanCache(lambda: _ahead_plan(after_cursor=True))
 
 
 def _prefix(runs: list[Run], limit: int) -> list[Run]:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from agents.models import Agent, Provider
 from agents.providers.base import Completion, Message, ProviderError, Purpose
 from agents.providers.registry import client_for
+from agents.rows import PlanCache, RowPlan, column, insert_instance, table
 from memory import faults
 from memory.models import MemoryOp
 
@@ -30,12 +31,28 @@ class MemoryDeferred(Exception):
 
 
 def memory_fallback_provider(*, exclude_id: int) -> Provider | None:
-    """The configured local fallback (the model constraint keeps it local)."""
-    return (
-        Provider.objects.filter(is_memory_fallback=True, locality=Provider.Locality.LOCAL)
-        .exclude(pk=exclude_id)
-        .first()
+    """The configured local fallback (the model constraint keeps it local).
+
+    Plain SQL (agents/rows.py): every memory job reads it, and compiling the ORM query
+    cost more than running it. What it answers is
+    ``Provider.objects.filter(is_memory_fallback=True, locality="local")
+    .exclude(pk=exclude_id).first()``.
+    """
+    found = _FALLBACK_PLAN.get().fetch_one([True, Provider.Locality.LOCAL.value, exclude_id])
+    return None if found is None else found[0]  # type: ignore[return-value]
+
+
+def _fallback_plan() -> RowPlan:
+    pk = column(Provider, "id")
+    return RowPlan(
+        f"SELECT {{columns}} FROM {table(Provider)} p "
+        f"WHERE p.{column(Provider, 'is_memory_fallback')} = %s "
+        f"AND p.{column(Provider, 'locality')} = %s AND p.{pk} <> %s ORDER BY p.{pk} LIMIT 1",
+        [(Provider, "p")],
     )
+
+
+_FALLBACK_PLAN = PlanCache(_fallback_plan)
 
 
 def memory_providers(*, agent: Agent) -> tuple[Provider, ...]:
@@ -58,7 +75,8 @@ def _record(
 ) -> MemoryOp:
     input_tokens = completion.input_tokens if completion else 0
     output_tokens = completion.output_tokens if completion else 0
-    return MemoryOp.objects.create(
+    # One INSERT without the ORM's compiler (agents/rows.py): a job records one or two.
+    op = MemoryOp(
         tenant_id=agent.tenant_id,
         agent=agent,
         thread_id=thread_id,
@@ -72,6 +90,8 @@ def _record(
         success=completion is not None,
         error_code=error_code,
     )
+    insert_instance(op)
+    return op
 
 
 def memory_complete(

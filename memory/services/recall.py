@@ -38,6 +38,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from agents.models import Run
+from agents.rows import column, insert_instance, table
 from memory import boundary
 from memory.models import RecallEntry, RecallScope, RedlineAudit
 from memory.recall import (
@@ -114,18 +115,14 @@ def recall_upsert(*, run: Run, first_attempt: bool = False) -> RecallEntry | Non
     redaction = redact(entry_text(user_input=run.input, output=run.output))
     try:
         with transaction.atomic():
-            current = (
-                Run.objects.select_for_update()
-                .filter(pk=run.pk)
-                .values_list("deleted_at", "redacted_at", "thread_id")
-                .first()
-            )
+            current = _run_locked(run.pk)
             if current is None or current[0] is not None:
                 return None
-            if current[1] != run.redacted_at:
+            redacted_at = None if current[1] is None else db_datetime(current[1])
+            if redacted_at != run.redacted_at:
                 # Forgotten since this job loaded the run: the next job re-reads it.
                 return None
-            entry = RecallEntry.objects.create(
+            entry = RecallEntry(
                 **scope.filter_kwargs(),
                 run_id=run.pk,
                 thread_id=current[2],
@@ -133,6 +130,7 @@ def recall_upsert(*, run: Run, first_attempt: bool = False) -> RecallEntry | Non
                 terms=stored_terms(redaction.text),
                 created_at=run.created_at,
             )
+            insert_instance(entry)  # one INSERT without the ORM's compiler (agents/rows.py)
             _bump_scope(scope=scope, entry_id=entry.pk)
             if redaction.counts:
                 redline_audit_record(
@@ -146,15 +144,40 @@ def recall_upsert(*, run: Run, first_attempt: bool = False) -> RecallEntry | Non
     return entry
 
 
+def _run_locked(run_id: int) -> tuple[object, object, str | None] | None:
+    """The run's ``deleted_at``, ``redacted_at`` (as the cursor reads them) and thread id,
+    its row locked for the transaction (SQLite: the transaction's write lock is the lock);
+    plain SQL, as :func:`_bump_scope`."""
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {column(Run, 'deleted_at')}, {column(Run, 'redacted_at')}, "
+            f"{column(Run, 'thread')} FROM {table(Run)} WHERE {column(Run, 'id')} = %s{lock}",
+            [run_id],
+        )
+        row = cursor.fetchone()
+    return None if row is None else (row[0], row[1], row[2])
+
+
 def _bump_scope(*, scope: Scope, entry_id: int, count: int = 1) -> None:
     """``count`` entries were added, the newest ``entry_id`` (in the adding transaction)."""
-    updated = RecallScope.objects.filter(**scope.filter_kwargs()).update(
-        version=F("version") + 1,
-        entry_count=F("entry_count") + count,
-        max_entry_id=Greatest(F("max_entry_id"), entry_id),
+    # Plain SQL (agents/rows.py): every memory job bumps its scope. It is
+    # ``update(version=F("version") + 1, entry_count=F("entry_count") + count,
+    # max_entry_id=Greatest(F("max_entry_id"), entry_id))`` on the scope's row.
+    version, entries, newest = (
+        column(RecallScope, name) for name in ("version", "entry_count", "max_entry_id")
     )
-    if updated:
-        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table(RecallScope)} SET {version} = {version} + 1, "
+            f"{entries} = {entries} + %s, "
+            f"{newest} = CASE WHEN {newest} > %s THEN {newest} ELSE %s END "
+            f"WHERE {column(RecallScope, 'tenant')} = %s AND {column(RecallScope, 'agent')} = %s "
+            f"AND {column(RecallScope, 'owner')} = %s",
+            [count, entry_id, entry_id, scope.tenant_id, scope.agent_id, scope.owner_id],
+        )
+        if cursor.rowcount:
+            return
     try:
         with transaction.atomic():
             RecallScope.objects.create(
