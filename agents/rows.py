@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from django.db import connection
-from django.db.models import Model
+from django.db.models import Field, Model
 
 Converter = Callable[[Any, Any, Any], Any]
 
@@ -90,13 +90,19 @@ def table(model: type[Model]) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
+def _field(model: type[Model], name: str) -> Field[Any, Any]:
+    field = model._meta.get_field(name)
+    assert isinstance(field, Field), f"{model.__name__}.{name} is not a column"
+    return field
+
+
 def column(model: type[Model], name: str) -> str:
-    return connection.ops.quote_name(str(model._meta.get_field(name).column))
+    return connection.ops.quote_name(str(_field(model, name).column))
 
 
 def db_value(model: type[Model], name: str, value: Any) -> Any:
     """``value`` of field ``name`` as the database takes it (what ``update()`` would send)."""
-    return model._meta.get_field(name).get_db_prep_save(value, connection)
+    return _field(model, name).get_db_prep_save(value, connection)
 
 
 def insert_instance(instance: Model) -> Model:

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import cast
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import connection
@@ -106,6 +106,7 @@ def _runs_after_cursor(thread: Thread, limit: int) -> list[Run]:
     """``Run.objects.filter(thread_id=thread.pk).filter(_cursor_q(thread))
     .order_by("created_at", "pk")[:limit]`` as plain SQL (agents/rows.py): every memory
     job of a thread reads it, and compiling the ORM query cost more than running it."""
+    params: list[Any]
     if thread.summary_upto_at is None:
         plan, params = _AHEAD_PLAN.get(), [thread.pk, limit]
     else:

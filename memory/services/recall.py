@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -144,7 +145,7 @@ def recall_upsert(*, run: Run, first_attempt: bool = False) -> RecallEntry | Non
     return entry
 
 
-def _run_locked(run_id: int) -> tuple[object, object, str | None] | None:
+def _run_locked(run_id: int) -> tuple[Any, Any, str | None] | None:
     """The run's ``deleted_at``, ``redacted_at`` (as the cursor reads them) and thread id,
     its row locked for the transaction (SQLite: the transaction's write lock is the lock);
     plain SQL, as :func:`_bump_scope`."""
