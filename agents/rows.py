@@ -133,12 +133,30 @@ def insert_instance(instance: Model) -> Model:
     return instance
 
 
-def update_row(model: type[Model], pk: Any, values: Mapping[str, Any]) -> int:
-    """``model.objects.filter(pk=pk).update(**values)`` for plain values, as one statement;
-    the number of rows changed."""
+def update_row(
+    model: type[Model],
+    pk: Any,
+    values: Mapping[str, Any],
+    *,
+    where: Mapping[str, Any] | None = None,
+) -> int:
+    """``model.objects.filter(pk=pk, **where).update(**values)`` for plain values (no
+    expressions), as one statement; the number of rows changed. A ``where`` value of
+    None means ``IS NULL``, a tuple ``IN``."""
     sets = ", ".join(f"{column(model, name)} = %s" for name in values)
     params = [db_value(model, name, value) for name, value in values.items()]
     pk_column = connection.ops.quote_name(str(model._meta.pk.column))  # type: ignore[union-attr]
+    conditions = [f"{pk_column} = %s"]
+    params.append(pk)
+    for name, value in (where or {}).items():
+        if value is None:
+            conditions.append(f"{column(model, name)} IS NULL")
+        elif isinstance(value, tuple):
+            conditions.append(f"{column(model, name)} IN ({', '.join(['%s'] * len(value))})")
+            params += [db_value(model, name, item) for item in value]
+        else:
+            conditions.append(f"{column(model, name)} = %s")
+            params.append(db_value(model, name, value))
     with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {table(model)} SET {sets} WHERE {pk_column} = %s", [*params, pk])
+        cursor.execute(f"UPDATE {table(model)} SET {sets} WHERE {' AND '.join(conditions)}", params)
         return int(cursor.rowcount)

@@ -51,6 +51,7 @@ from agents.providers.base import (
     ToolSpec,
 )
 from agents.providers.registry import client_for
+from agents.rows import insert_instance, update_row
 from agents.tokens import count_tokens
 from agents.window import WindowOverflow, fit_window
 from memory.durability import synchronous_commit
@@ -242,7 +243,9 @@ def run_start(
             # Flushed to disk by the run's finishing commit (memory/durability.py).
             synchronous_commit(wait=False)
             thread = thread_for_run(scope=scope, thread_id=thread_id, first_input=user_input)
-            run = Run.objects.create(
+            # One INSERT without the ORM's compiler (agents/rows.py), as the run's other
+            # per-request statements.
+            run = Run(
                 tenant_id=agent.tenant_id,
                 agent=agent,
                 owner_id=owner_id,
@@ -254,6 +257,7 @@ def run_start(
                 created_at=now,
                 started_at=now,
             )
+            insert_instance(run)
     except ThreadRejected as exc:
         raise RunRejected("thread_id", str(exc)) from exc
     return StartedRun(run=run, options=options)
@@ -304,12 +308,13 @@ def run_prepare(*, started: StartedRun, tools_offered: Sequence[ToolSpec] = ()) 
     # the disk: the run's finishing commit flushes it (memory/durability.py).
     with transaction.atomic():
         synchronous_commit(wait=False)
-        RunContext.objects.create(
+        record = RunContext(
             run=run,
             messages=[message_json(m) for m in window.messages],
             injected_text=assembled.injected_text,
             manifest=manifest,
         )
+        insert_instance(record)
     return PreparedRun(
         messages=window.messages,
         tokens=window.tokens,
@@ -379,19 +384,21 @@ def run_finish(
     # every later finishing commit on the connection keeps.
     synchronous_commit(wait=True, session=True)
     with transaction.atomic():
-        updated = Run.objects.filter(
-            pk=run.pk, status=Run.Status.RUNNING, deleted_at__isnull=True
-        ).update(
-            status=run.status,
-            output=run.output,
-            error_code=run.error_code,
-            input_tokens=run.input_tokens,
-            output_tokens=run.output_tokens,
-            cost=run.cost,
-            tool_calls=records,
-            finished_at=now,
-            memory_state=Run.MemoryState.PENDING,
-            memory_enqueued_at=now,
+        settled = {
+            "status": run.status,
+            "output": run.output,
+            "error_code": run.error_code,
+            "input_tokens": run.input_tokens,
+            "output_tokens": run.output_tokens,
+            "cost": run.cost,
+            "tool_calls": records,
+            "finished_at": now,
+            "memory_state": Run.MemoryState.PENDING,
+            "memory_enqueued_at": now,
+        }
+        # Plain SQL (agents/rows.py): every run request settles its run here.
+        updated = update_row(
+            Run, run.pk, settled, where={"status": Run.Status.RUNNING, "deleted_at": None}
         )
         if updated:
             if exchange is not None and prepared is not None and exchange.records:

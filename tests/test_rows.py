@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from agents.models import Provider, Run
 from agents.rows import insert_instance, update_row
-from memory.models import MemoryOp, RecallEntry, RecallScope, Thread
+from memory.models import MemoryOp, RecallEntry, RecallScope, RunContext, Thread
 from memory.scope import Scope
 from memory.services.compression import _cursor_q, _runs_after_cursor
 from memory.services.jobs import _claim
@@ -39,7 +39,7 @@ def _fields(instance: Any) -> dict[str, Any]:
 
 def test_no_save_signals_on_the_models_written_without_the_orm() -> None:
     """insert_instance and update_row send no signals: nothing may listen for them."""
-    for model in (MemoryOp, RecallEntry, Run):
+    for model in (MemoryOp, RecallEntry, Run, RunContext):
         assert not pre_save.has_listeners(model), model
         assert not post_save.has_listeners(model), model
 
@@ -246,3 +246,32 @@ def test_the_runs_after_the_cursor_are_the_orms(teacher: Teacher, cursor: str) -
         )
         assert [_fields(r) for r in got] == [_fields(r) for r in orm]
         assert len(got) == min(limit, {"none": 6, "middle": 3, "tie": 3}[cursor])
+
+
+@pytest.mark.parametrize(
+    ("where", "matches"),
+    [
+        ({"status": Run.Status.COMPLETED}, True),
+        ({"status": Run.Status.RUNNING}, False),
+        ({"deleted_at": None}, True),
+        ({"status": (Run.Status.FAILED, Run.Status.COMPLETED), "deleted_at": None}, True),
+        ({"status": (Run.Status.FAILED, Run.Status.RUNNING)}, False),
+        ({"memory_error": ""}, True),
+    ],
+)
+def test_update_row_where_is_filter_update(
+    teacher: Teacher, where: dict[str, Any], matches: bool
+) -> None:
+    run_id = int(run_via_api(teacher, "出一份数据结构试卷")["id"])
+    expected = Run.objects.filter(
+        pk=run_id,
+        **{
+            f"{k}__isnull" if v is None else f"{k}__in" if isinstance(v, tuple) else k: True
+            if v is None
+            else v
+            for k, v in where.items()
+        },
+    ).count()
+    assert expected == int(matches)
+    assert update_row(Run, run_id, {"memory_error": "改了"}, where=where) == int(matches)
+    assert (Run.objects.get(pk=run_id).memory_error == "改了") is matches
