@@ -28,6 +28,7 @@ ACCOUNTS: list[dict[str, Any]] = json.loads(Path(os.environ["LOAD_ACCOUNTS"]).re
 PACE = float(os.environ.get("LOAD_PACE", "3"))
 TURNS_PER_THREAD = 6
 _accounts = itertools.count()
+_openings = itertools.count()
 
 # What teachers ask; the ones that say something about the teacher ("我教…", "以后…")
 # make the memory propose a fact.
@@ -59,7 +60,10 @@ class Teacher(FastHttpUser):
             self.client.cookiejar.set_cookie(create_cookie(name, value, domain=host))
         self.thread_id: str | None = None
         self.turns = 0
-        self.said = next(_accounts)  # where this teacher starts in MESSAGES
+        # Where this teacher starts in MESSAGES: a counter of its own (drawing from
+        # _accounts gave user k account 2k, so with an even number of accounts two users
+        # shared one teacher, and one's confirm found the candidate the other had taken).
+        self.said = next(_openings)
 
     def _message(self) -> dict[str, Any]:
         if self.turns >= TURNS_PER_THREAD:
