@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory.recall.gating import DEFAULT_THRESHOLD, GATE_LIMIT, gate
 from memory.recall.index import RecallIndex
-from memory.recall.query import build_query
+from memory.recall.query import QueryTerms, build_query
 from memory.recall.tokenize import terms
 
 # ------------------------------------------------------------------ synthetic corpus
@@ -382,6 +382,34 @@ def make_query(rng: random.Random) -> str:
     return _fill(rng.choice(REQUESTS), rng)
 
 
+# ------------------------------------------------------------------ query cuts
+def cut_query(
+    index: RecallIndex,
+    query: Mapping[str, float],
+    *,
+    max_terms: int | None = None,
+    drop_unseen: bool = False,
+) -> QueryTerms:
+    """``query`` cut before the search, for measuring cuts the product does not make.
+
+    ``max_terms`` keeps only that many of the terms the scope knows, those with the
+    largest weight x IDF (ties: the query's order); terms the scope has never seen stay
+    (they cost nothing at search time and count in the gate's evidence).
+    ``drop_unseen`` removes the terms the scope has never seen. The names stay.
+    """
+    df = {term: index.document_frequency(term) for term in query}
+    kept = {t: w for t, w in query.items() if df[t] > 0 or not drop_unseen}
+    if max_terms is not None:
+        seen = [t for t in kept if df[t] > 0]
+        if len(seen) > max_terms:
+            idfs = index.idf([df[t] for t in seen]).tolist()
+            masses = [kept[t] * idf for t, idf in zip(seen, idfs, strict=True)]
+            order = sorted(range(len(seen)), key=lambda i: -masses[i])  # stable on ties
+            dropped = {seen[i] for i in order[max_terms:]}
+            kept = {t: w for t, w in kept.items() if t not in dropped}
+    return QueryTerms(kept, getattr(query, "names", frozenset()))
+
+
 # --------------------------------------------------------------------------- timing
 class Latency:
     """Per-call wall-clock and CPU (this process) times, in seconds.
@@ -519,6 +547,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rank-bm25-queries", type=int, default=10)
     parser.add_argument("--seed", type=int, default=20260612)
     parser.add_argument("--skip-rank-bm25", action="store_true")
+    parser.add_argument(
+        "--max-terms",
+        type=int,
+        help="cut each query to its N known terms of largest weight x IDF (a measurement: "
+        "the product does not cut so; see recall_eval.py --query-cuts)",
+    )
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     started = time.perf_counter()
@@ -542,6 +576,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"queries: {args.queries} new teacher requests, "
         f"{np.mean([len(q) for q in query_lists]):.0f} distinct terms on average"
     )
+
+    if args.max_terms is not None:
+        scope = RecallIndex.from_documents(enumerate(corpus))
+        query_maps = [cut_query(scope, q, max_terms=args.max_terms) for q in query_maps]
+        query_lists = [list(weights) for weights in query_maps]
+        print(
+            f"queries cut to {args.max_terms} known terms: "
+            f"{np.mean([len(q) for q in query_lists]):.0f} distinct terms on average"
+        )
+        del scope
 
     rows: list[Row] = []
     row, ours, note = bench_ours(corpus, query_maps, extra)

@@ -6,6 +6,7 @@ Run from the project root::
     .venv/bin/python benchmarks/recall_eval.py --fit        # refit the gate, print COEFFICIENTS
     .venv/bin/python benchmarks/recall_eval.py --tokenizers # bigrams vs jieba vs rjieba
     .venv/bin/python benchmarks/recall_eval.py --candidates # candidate gate features (~5 min)
+    .venv/bin/python benchmarks/recall_eval.py --query-cuts # top-N / seen-only queries
     .venv/bin/python benchmarks/recall_eval.py --json out.json
 
 Development sets (``benchmarks/recall_dev.py`` loads them):
@@ -68,6 +69,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _recall_legacy as legacy
+from recall import cut_query
 from recall_dev import Ask, DevSet, load_all
 
 from memory.recall import gating as gate_module
@@ -182,6 +184,35 @@ class New(System):
         if self.relevance is None:
             return [Ranked(h.doc_id, h.score, h.evidence) for h in hits]
         return [Ranked(h.doc_id, self.relevance(h.evidence), h.evidence) for h in hits]
+
+
+class CutQuery(New):
+    """The new system with the query cut before the search (:func:`recall.cut_query`):
+    a measurement of cuts the product does not make (``--query-cuts``)."""
+
+    def __init__(self, *, max_terms: int | None = None, drop_unseen: bool = False) -> None:
+        parts = ([f"top {max_terms}"] if max_terms is not None else []) + (
+            ["seen"] if drop_unseen else []
+        )
+        super().__init__(name="new, " + " ".join(parts))
+        self.max_terms = max_terms
+        self.drop_unseen = drop_unseen
+
+    def rank(self, index: RecallIndex, ask: Ask, k: int) -> list[Ranked]:
+        query = cut_query(
+            index, self.query(ask), max_terms=self.max_terms, drop_unseen=self.drop_unseen
+        )
+        return [Ranked(h.doc_id, h.score, h.evidence) for h in index.search(query, k=k)]
+
+
+#: The cuts ``--query-cuts`` compares with the uncut query.
+QUERY_CUTS: tuple[tuple[int | None, bool], ...] = (
+    (24, False),
+    (20, False),
+    (16, False),
+    (12, False),
+    (None, True),
+)
 
 
 def product_query(ask: Ask) -> dict[str, float]:
@@ -838,6 +869,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--candidates", action="store_true", help="refit the gate with candidate features"
     )
     parser.add_argument(
+        "--query-cuts",
+        action="store_true",
+        help="the new system with the query cut to its top-N terms by weight x IDF, or "
+        "without the terms the scope never saw",
+    )
+    parser.add_argument(
         "--sets", default="madial-zh,madial-en,teacher,people-en,memorybank-en,memorybank-cn"
     )
     args = parser.parse_args(argv)
@@ -852,6 +889,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     threshold = DEFAULT_THRESHOLD
     if args.candidates:
         report_candidates(sets, [(), *((c,) for c in CANDIDATES), *CANDIDATE_PAIRS])
+        return 0
+    if args.query_cuts:
+        cuts = [CutQuery(max_terms=n, drop_unseen=d) for n, d in QUERY_CUTS]
+        report_main(sets, [New(), *cuts])
         return 0
     if args.fit:
         w, threshold, _shift = report_fit(sets)

@@ -24,7 +24,7 @@ from memory.recall.gating import (
     relevance,
 )
 from memory.recall.index import BACKGROUND_RANK, RecallIndex, brute_force_raw
-from memory.recall.query import ConversationTurn, build_query
+from memory.recall.query import ConversationTurn, QueryTerms, build_query
 from memory.recall.tokenize import (
     CROSS_WEIGHT,
     is_cjk_unigram,
@@ -594,3 +594,21 @@ def test_a_participant_named_in_half_the_entries_is_common_a_title_in_one_is_not
     assert half.search(ask, k=1)[0].evidence.query.names_common
     below = RecallIndex.from_documents((i, terms(t)) for i, t in enumerate([*chats, "cold"], 1))
     assert not below.search(ask, k=1)[0].evidence.query.names_common
+
+
+def test_a_query_cut_keeps_the_known_terms_of_largest_weight_times_idf() -> None:
+    # benchmarks/recall_eval.py --query-cuts measures these cuts (the product makes none).
+    from benchmarks.recall import cut_query
+
+    corpus = {i: ["c"] + (["b"] if i < 5 else []) + (["a"] if i == 0 else []) for i in range(20)}
+    index = RecallIndex.from_documents(corpus.items())
+    query = QueryTerms({"a": 0.2, "b": 1.0, "c": 3.0, "never": 1.0}, frozenset({"never"}))
+    idf = dict(zip("abc", index.idf([1, 5, 20]).tolist(), strict=True))
+    masses = {t: query[t] * idf[t] for t in "abc"}
+    strongest = sorted(masses, key=lambda t: -masses[t])[:2]
+    assert set(strongest) == {"a", "b"}  # "c" weighs most but is in every entry
+    cut = cut_query(index, query, max_terms=2)
+    assert set(cut) == {*strongest, "never"} and cut.names == query.names
+    assert all(cut[t] == query[t] for t in cut)
+    assert set(cut_query(index, query, drop_unseen=True)) == {"a", "b", "c"}
+    assert dict(cut_query(index, query)) == dict(query)
