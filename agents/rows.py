@@ -105,7 +105,7 @@ def db_value(model: type[Model], name: str, value: Any) -> Any:
     return _field(model, name).get_db_prep_save(value, connection)
 
 
-def insert_instance(instance: Model) -> Model:
+def insert_instance[M: Model](instance: M) -> M:
     """Insert a new, unsaved instance as ``save()`` would (field defaults and
     ``auto_now_add`` applied, the new primary key set on it), in one statement.
     No signals are sent."""

@@ -39,7 +39,7 @@ def _fields(instance: Any) -> dict[str, Any]:
 
 def test_no_save_signals_on_the_models_written_without_the_orm() -> None:
     """insert_instance and update_row send no signals: nothing may listen for them."""
-    for model in (MemoryOp, RecallEntry, Run, RunContext):
+    for model in (MemoryOp, RecallEntry, Run, RunContext, Thread):
         assert not pre_save.has_listeners(model), model
         assert not post_save.has_listeners(model), model
 
@@ -275,3 +275,12 @@ def test_update_row_where_is_filter_update(
     assert expected == int(matches)
     assert update_row(Run, run_id, {"memory_error": "改了"}, where=where) == int(matches)
     assert (Run.objects.get(pk=run_id).memory_error == "改了") is matches
+
+
+def test_a_new_thread_reads_back_as_the_run_made_it(teacher: Teacher) -> None:
+    body = run_via_api(teacher, "  出一份\n数据结构试卷  ")
+    thread = Thread.objects.get(pk=body["thread_id"])
+    assert thread.title == "出一份 数据结构试卷"
+    assert len(thread.pk) > 0 and thread.status == Thread.Status.ACTIVE
+    assert thread.created_at == thread.updated_at
+    assert Run.objects.get(pk=body["id"]).thread_id == thread.pk
