@@ -215,6 +215,10 @@ _AUTHORING_RE: Final = fast_compile(
     r"(?:出|编|设计|写|生成|改编|命)(?:一|两|三|几|[0-9]+)?(?:道|个|组|套)?[^,。!?;]{0,6}?题"
     r"|(?:应用题|例题|练习题|题目|试题|选择题|填空题|判断题|解答题|材料题|情景题|阅读题|原题)\s*[:]"
     r"|(?<![A-Za-z])(?:word problem|write a question)(?![A-Za-z])"
+    # A dialogue or a story being written: its people are characters too (编一个小对话：Tom…).
+    r"|(?:编|写|设计|创作|续写|改写)(?:一|两|几)?(?:个|段|篇|则)?[^,。!?;]{0,6}?"
+    r"(?:对话|故事|情景剧|小品|剧本|短剧)"
+    r"|(?i:(?<![A-Za-z])(?:write|create|make up) an? (?:short )?(?:dialogue|story|role-?play))"
 )
 GROUP_RE: Final = fast_compile(
     r"全班|全年级|全校|全体|大家|同学们|学生们|孩子们|各位|所有|每个|每位|每一位|有的|有些"
@@ -524,7 +528,23 @@ def _reads_as_given_name(chunk: str) -> bool:
         # ("x": a word only the segmenter's HMM built, as it does for many full names)
         if len(tags) == 1 and (tags[0][1] in _NAME_TAGS or tags[0][1] == "x"):
             return True
+        # The model reads the surname and the first character as the name and leaves the
+        # second alone as a noun character (王雨 + 萱): a two-character given name it knows
+        # only by halves.
+        if (
+            len(chunk) == 2
+            and len(tags) == 2
+            and tags[0] == (surname + chunk[0], tags[0][1])
+            and tags[0][1] in _NAME_TAGS
+            and tags[1][0] == chunk[1]
+            and tags[1][1] in _HALF_NAME_TAGS
+        ):
+            return True
     return False
+
+
+# The tags of a given name's second character the segmenter leaves on its own (萱 n).
+_HALF_NAME_TAGS: Final = frozenset({"n", "ng", "nr", "nrfg", "nrt", "g"})
 
 
 # What a clause-initial given name is followed by: what follows a subject, or its
@@ -535,6 +555,10 @@ _GIVEN_NEXT_RE: Final = fast_compile(
 _NOT_GIVEN_TAGS: Final = frozenset(
     {"v", "vd", "vn", "m", "mq", "q", "d", "p", "c", "u", "ud", "uj", "ul", "f", "t", "s"}
 )
+
+
+# Where-words that can open a clause before its subject: 班上佳琪有…, 我们班子涵….
+_PLACE_LEAD: Final = frozenset(words("班上 班里 我们班 咱班 咱们班 我班 组里 宿舍里"))
 
 
 def _split_given_name(tags: tuple[tuple[str, str], ...], i: int) -> bool:
@@ -559,7 +583,9 @@ def _clause_initial_given_names(
     as a given name after a surname (:func:`_reads_as_given_name`)."""
     offsets = list(accumulate((len(word) for word, _ in tags), initial=0))
     at_token = {offset: i for i, offset in enumerate(offsets)}
-    heads = [0] + [offsets[i + 1] for i, (_, tag) in enumerate(tags) if tag == "x"]
+    heads = [0] + [
+        offsets[i + 1] for i, (word, tag) in enumerate(tags) if tag == "x" or word in _PLACE_LEAD
+    ]
     refs: list[PersonRef] = []
     for head in heads:
         chunk = sentence[head : head + 2]
@@ -685,6 +711,13 @@ def _sentence_persons(sentence: str) -> tuple[PersonRef, ...]:
     return tuple(sorted(refs, key=lambda r: (r.start, -r.weight)))
 
 
+# A weak reference that reports what is said (心理老师说…, 医生认为…) is its source, not
+# its subject: an identifiable person before it is what the statement is about.
+_REPORTER_RE: Final = fast_compile(r"(?:说|讲|认为|觉得|建议|表示|反映|诊断|判断)")
+# A distributive word with a unit (各班, 每组, 各年级) is everyone of that kind, never a name.
+_COLLECTIVE_RE: Final = fast_compile(r"[各每全](?:个|位)?(?:班|组|年级|科|校|位|人|队|家)")
+
+
 def _person_adjacent(text: str, person: PersonRef, start: int) -> bool:
     """The person directly precedes the trigger (only a few characters between)."""
     return start - person.end <= 3 and not _NONHUMAN_RE.search(text, person.end, start)
@@ -714,7 +747,12 @@ def subject_of(doc: Doc, start: int, end: int, *, self_counts: bool) -> Subject:
         person = (strong or before)[-1]
         last_end = max(r.end for r in before)
         nearest = max((r for r in before if r.end == last_end), key=lambda r: r.weight)
-        if nearest.start >= c_lo and _person_adjacent(text, nearest, start):
+        reporter = _REPORTER_RE.match(text, nearest.end) is not None and nearest.weight <= 0.6
+        if (
+            nearest.start >= c_lo
+            and _person_adjacent(text, nearest, start)
+            and not (reporter and strong)
+        ):
             # The reference right before the predicate in its clause is its subject, even
             # a weak one: <Lisa>: 为什么奶奶会生病 is about 奶奶.
             person = nearest
@@ -747,6 +785,9 @@ def subject_of(doc: Doc, start: int, end: int, *, self_counts: bool) -> Subject:
         return Subject(None, "the characters of an exam item being written")
     if person is None:
         return Subject(None, "no identifiable person")
+    if _COLLECTIVE_RE.fullmatch(text, person.start, person.end):
+        # (the segmenter's name model reads 各班, 每组 as a name: 各 and 每 look like surnames)
+        return Subject(None, f"a group or class ({text[person.start : person.end]})")
     # A group between the person and the trigger is what the statement is about:
     # 他们班平均分…, 李华所在的接力队第二名.
     gap = (person.end, start) if person.end <= start else (end, person.start)
