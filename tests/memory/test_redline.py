@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memory.redline as redline
-from memory.redline import PLACEHOLDERS, Category, Hit, is_clean, redact, scan
+from memory.redline import PLACEHOLDERS, Category, Hit, explain, is_clean, redact, scan
+from memory.redline.engine import clear_sentence_cache
 
 # --------------------------------------------------------------------------------------
 # Builders: IDs and cards are computed, never copied from somewhere
@@ -60,6 +61,36 @@ def luhn_ok(digits: str) -> bool:
 
 def full_width(text: str) -> str:
     return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+# Characters a writer (or an attacker) can slip into a sentence without changing how it reads.
+SLIPPED_INVISIBLES = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
+
+
+def disguised(data: st.DataObject, text: str, *, wide: bool) -> str:
+    """``text`` in full-width forms (``wide``), with up to four invisible characters drawn
+    into it: the red-line tables' property tests decide the disguised row as the plain one."""
+    chars = list(full_width(text) if wide else text)
+    for _ in range(data.draw(st.integers(0, 4))):
+        chars.insert(
+            data.draw(st.integers(1, len(chars) - 1)),
+            data.draw(st.sampled_from(SLIPPED_INVISIBLES)),
+        )
+    return "".join(chars)
+
+
+def decisions(text: str, category: Category) -> tuple[bool, bool, bool]:
+    """Whether ``category`` is blocked by a cold scan, a warm scan and ``explain``."""
+    clear_sentence_cache()
+    cold = category in {h.category for h in scan(text)}
+    warm = category in {h.category for h in scan(text)}
+    explained = any(f.category is category and f.blocked for f in explain(text))
+    return cold, warm, explained
+
+
+def assert_decided(text: str, category: Category, blocked: bool) -> None:
+    """Both scan paths and ``explain`` agree that ``category`` is (not) blocked."""
+    assert decisions(text, category) == (blocked, blocked, blocked), text
 
 
 def group(text: str, sizes: tuple[int, ...], sep: str = " ") -> str:

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.redline import Category
-from tests.memory.test_redline import full_width
+from tests.memory.test_redline import disguised
 from tests.memory.test_redline_mechanisms import _categories, _names
 
 
@@ -95,7 +95,6 @@ def test_temperature_doctor_visits_teeth_and_dialect_fever(text: str, blocked: b
 _ROWS = [(t, b, Category.GRADE) for t, b in PASS_FAIL + BARE_AND_TIME + TRANSCRIPTS] + [
     (t, b, Category.HEALTH) for t, b in HEALTH_CUES
 ]
-_INVISIBLES = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -104,10 +103,5 @@ def test_full_width_and_zero_width_forms_decide_alike(
     data: st.DataObject, row: tuple[str, bool, Category], wide: bool
 ) -> None:
     text, blocked, category = row
-    typed = full_width(text) if wide else text
-    chars = list(typed)
-    for _ in range(data.draw(st.integers(0, 4))):
-        chars.insert(
-            data.draw(st.integers(1, len(chars) - 1)), data.draw(st.sampled_from(_INVISIBLES))
-        )
-    assert (category in _categories("".join(chars))) is blocked
+    typed = disguised(data, text, wide=wide)
+    assert (category in _categories(typed)) is blocked

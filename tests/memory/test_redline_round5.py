@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from memory.redline import Category, engine
 from memory.redline.base import Doc
 from memory.textview import text_view
-from tests.memory.test_redline import full_width
+from tests.memory.test_redline import disguised
 from tests.memory.test_redline_mechanisms import _categories
 
 # A vocabulary match the segmenter's words cut through at its end is no word of the
@@ -68,7 +68,6 @@ def test_a_notice_to_all_parents_is_about_nobody(text: str, blocked: bool) -> No
 _ROWS = [(t, b, Category.HEALTH) for t, b in CUT_THROUGH + GENERIC_CHILDREN] + [
     (t, b, Category.GRADE) for t, b in NOTICES_TO_PARENTS
 ]
-_INVISIBLES = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -77,13 +76,8 @@ def test_full_width_and_zero_width_forms_decide_alike(
     data: st.DataObject, row: tuple[str, bool, Category], wide: bool
 ) -> None:
     text, blocked, category = row
-    typed = full_width(text) if wide else text
-    chars = list(typed)
-    for _ in range(data.draw(st.integers(0, 4))):
-        chars.insert(
-            data.draw(st.integers(1, len(chars) - 1)), data.draw(st.sampled_from(_INVISIBLES))
-        )
-    assert (category in _categories("".join(chars))) is blocked
+    typed = disguised(data, text, wide=wide)
+    assert (category in _categories(typed)) is blocked
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -20,26 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.redline import Category, engine, explain, grades, scan
+from memory.redline import Category, engine, grades
 from memory.redline.base import THRESHOLD, Doc
 from memory.redline.engine import clear_sentence_cache
 from memory.redline.persons import persons
 from memory.textview import text_view
-from tests.memory.test_redline import full_width
-
-
-def _decisions(text: str, category: Category) -> tuple[bool, bool, bool]:
-    """Whether ``category`` is blocked by a cold scan, a warm scan and ``explain``."""
-    clear_sentence_cache()
-    cold = category in {h.category for h in scan(text)}
-    warm = category in {h.category for h in scan(text)}
-    explained = any(f.category is category and f.blocked for f in explain(text))
-    return cold, warm, explained
-
-
-def _assert_blocked(text: str, category: Category, blocked: bool) -> None:
-    assert _decisions(text, category) == (blocked, blocked, blocked), text
-
+from tests.memory.test_redline import assert_decided, disguised, full_width
 
 # A bare word for pupils or teachers is nobody; a child of the speaker, a named pupil,
 # a singular someone or a pointed-at pupil is someone.
@@ -61,7 +47,7 @@ CLASS_NOUNS = [
 
 @pytest.mark.parametrize(("text", "category", "blocked"), CLASS_NOUNS)
 def test_a_bare_word_for_pupils_is_nobody(text: str, category: Category, blocked: bool) -> None:
-    _assert_blocked(text, category, blocked)
+    assert_decided(text, category, blocked)
 
 
 # A surname heading a title is a person: the title alone is the addressee.
@@ -75,7 +61,7 @@ TITLES = [
 
 @pytest.mark.parametrize(("text", "category", "blocked"), TITLES)
 def test_a_surname_before_a_title_is_someone(text: str, category: Category, blocked: bool) -> None:
-    _assert_blocked(text, category, blocked)
+    assert_decided(text, category, blocked)
 
 
 # A demonstrative with a group's classifier is a group, whatever stands between it and
@@ -94,7 +80,7 @@ GROUP_DEMONSTRATIVES = [
 def test_a_group_classifier_is_no_pointed_at_pupil(
     text: str, category: Category, blocked: bool
 ) -> None:
-    _assert_blocked(text, category, blocked)
+    assert_decided(text, category, blocked)
 
 
 def test_group_demonstratives_yield_no_identifiable_reference() -> None:
@@ -116,11 +102,10 @@ ENUMERATED_RELATIVES = [
 def test_a_relative_clause_to_a_group_reaches_across_an_enumeration(
     text: str, category: Category, blocked: bool
 ) -> None:
-    _assert_blocked(text, category, blocked)
+    assert_decided(text, category, blocked)
 
 
 _ROWS = CLASS_NOUNS + TITLES + GROUP_DEMONSTRATIVES + ENUMERATED_RELATIVES
-_INVISIBLES = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -129,13 +114,8 @@ def test_full_width_and_zero_width_forms_decide_alike_on_both_paths(
     data: st.DataObject, row: tuple[str, Category, bool], wide: bool
 ) -> None:
     text, category, blocked = row
-    typed = full_width(text) if wide else text
-    chars = list(typed)
-    for _ in range(data.draw(st.integers(0, 4))):
-        chars.insert(
-            data.draw(st.integers(1, len(chars) - 1)), data.draw(st.sampled_from(_INVISIBLES))
-        )
-    _assert_blocked("".join(chars), category, blocked)
+    typed = disguised(data, text, wide=wide)
+    assert_decided(typed, category, blocked)
 
 
 _DOTTED_PARTS = (
@@ -180,7 +160,7 @@ LETTER_GRADES = [
 
 @pytest.mark.parametrize(("text", "category", "blocked"), LETTER_GRADES)
 def test_a_letter_grade_needs_its_lead(text: str, category: Category, blocked: bool) -> None:
-    _assert_blocked(text, category, blocked)
+    assert_decided(text, category, blocked)
 
 
 _LETTER = next(p for p, kind, _, _ in grades._ITEMS if kind == "letter")
@@ -239,7 +219,7 @@ CLAUSE_INITIAL_GIVEN_NAMES = [
 def test_a_given_name_heading_a_clause_is_a_pupil(
     text: str, category: Category, blocked: bool
 ) -> None:
-    _assert_blocked(text, category, blocked)
+    assert_decided(text, category, blocked)
 
 
 @pytest.mark.parametrize(
@@ -273,7 +253,7 @@ OUTCOME_FORMS = [
 
 @pytest.mark.parametrize(("text", "category", "blocked"), OUTCOME_FORMS)
 def test_more_outcome_forms(text: str, category: Category, blocked: bool) -> None:
-    _assert_blocked(text, category, blocked)
+    assert_decided(text, category, blocked)
 
 
 # Failing eyesight is a cue; a symptom as the result of a feeling, a joke, a novel's
@@ -298,4 +278,4 @@ HEALTH_EDGES = [
 def test_eyesight_hyperbole_fiction_and_adult_errands(
     text: str, category: Category, blocked: bool
 ) -> None:
-    _assert_blocked(text, category, blocked)
+    assert_decided(text, category, blocked)

@@ -19,25 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.redline import Category, explain, scan
+from memory.redline import Category
 from memory.redline.base import Doc
-from memory.redline.engine import clear_sentence_cache
 from memory.redline.persons import persons
-from tests.memory.test_redline import full_width
-
-
-def _decisions(text: str, category: Category) -> tuple[bool, bool, bool]:
-    """Whether ``category`` is blocked by a cold scan, a warm scan and ``explain``."""
-    clear_sentence_cache()
-    cold = category in {h.category for h in scan(text)}
-    warm = category in {h.category for h in scan(text)}
-    explained = any(f.category is category and f.blocked for f in explain(text))
-    return cold, warm, explained
-
-
-def _assert_blocked(text: str, category: Category, blocked: bool) -> None:
-    assert _decisions(text, category) == (blocked, blocked, blocked), text
-
+from tests.memory.test_redline import assert_decided, disguised
 
 COLLECTIVES = [
     ("体检下周三开始，各班按学号顺序到医务室排队", Category.HEALTH, False),
@@ -48,7 +33,7 @@ COLLECTIVES = [
 
 @pytest.mark.parametrize(("text", "category", "blocked"), COLLECTIVES)
 def test_a_distributive_word_is_no_pupil(text: str, category: Category, blocked: bool) -> None:
-    _assert_blocked(text, category, blocked)
+    assert_decided(text, category, blocked)
 
 
 REPORTERS = [
@@ -60,7 +45,7 @@ REPORTERS = [
 
 @pytest.mark.parametrize(("text", "category", "blocked"), REPORTERS)
 def test_a_reporting_word_is_not_the_subject(text: str, category: Category, blocked: bool) -> None:
-    _assert_blocked(text, category, blocked)
+    assert_decided(text, category, blocked)
 
 
 HALF_READ_NAMES = [
@@ -74,7 +59,7 @@ HALF_READ_NAMES = [
 def test_a_given_name_read_by_halves_or_after_a_place_is_a_pupil(
     text: str, category: Category, blocked: bool
 ) -> None:
-    _assert_blocked(text, category, blocked)
+    assert_decided(text, category, blocked)
 
 
 @pytest.mark.parametrize(
@@ -97,11 +82,10 @@ WRITTEN_CHARACTERS = [
 def test_the_people_of_a_dialogue_being_written_are_characters(
     text: str, category: Category, blocked: bool
 ) -> None:
-    _assert_blocked(text, category, blocked)
+    assert_decided(text, category, blocked)
 
 
 _ROWS = COLLECTIVES + REPORTERS + HALF_READ_NAMES + WRITTEN_CHARACTERS
-_INVISIBLES = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -110,10 +94,5 @@ def test_full_width_and_zero_width_forms_decide_alike_on_both_paths(
     data: st.DataObject, row: tuple[str, Category, bool], wide: bool
 ) -> None:
     text, category, blocked = row
-    typed = full_width(text) if wide else text
-    chars = list(typed)
-    for _ in range(data.draw(st.integers(0, 4))):
-        chars.insert(
-            data.draw(st.integers(1, len(chars) - 1)), data.draw(st.sampled_from(_INVISIBLES))
-        )
-    _assert_blocked("".join(chars), category, blocked)
+    typed = disguised(data, text, wide=wide)
+    assert_decided(typed, category, blocked)
