@@ -7,6 +7,9 @@ once as SQL over the models' tables and keep everything else the ORM's: instance
 from ``Model.from_db`` with each field's database converters, values go in through each
 field's ``pre_save`` and ``get_db_prep_save``. They work on SQLite and PostgreSQL.
 
+For the reads written as plain SQL elsewhere (a few columns, no instances),
+``db_datetime`` converts a datetime column as the ORM would.
+
 What they skip is what these statements do not need: ``insert_instance`` and
 ``update_row`` send no ``pre_save``/``post_save`` signals (the project connects none to
 the models they are used for; tests/test_rows.py checks), and a plain statement is not
@@ -16,10 +19,14 @@ seen by ``QuerySet`` caches (there are none on these paths).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import Field, Model
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 Converter = Callable[[Any, Any, Any], Any]
 
@@ -70,6 +77,13 @@ class RowPlan:
             row = cursor.fetchone()
         return None if row is None else self.instances(row)
 
+    def fetch_all(self, params: Sequence[Any]) -> list[list[Model | None]]:
+        """The instances of every row the statement answers, in its order."""
+        with connection.cursor() as cursor:
+            cursor.execute(self.sql, params)
+            rows = cursor.fetchall()
+        return [self.instances(row) for row in rows]
+
 
 class PlanCache:
     """One :class:`RowPlan` per database vendor, built on first use (the column list and
@@ -103,6 +117,19 @@ def column(model: type[Model], name: str) -> str:
 def db_value(model: type[Model], name: str, value: Any) -> Any:
     """``value`` of field ``name`` as the database takes it (what ``update()`` would send)."""
     return _field(model, name).get_db_prep_save(value, connection)
+
+
+def db_datetime(value: datetime | str) -> datetime:
+    """A datetime column as read by a cursor, as the ORM returns it (aware with USE_TZ):
+    SQLite returns naive UTC (or text), PostgreSQL an aware datetime."""
+    if isinstance(value, str):
+        parsed = parse_datetime(value)
+        if parsed is None:
+            raise ValueError(f"not a datetime: {value!r}")
+        value = parsed
+    if settings.USE_TZ and timezone.is_naive(value):
+        value = timezone.make_aware(value, connection.timezone)
+    return value
 
 
 def insert_instance[M: Model](instance: M) -> M:

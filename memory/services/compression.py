@@ -21,7 +21,6 @@ from datetime import datetime
 from typing import Any, cast
 
 from django.conf import settings
-from django.db import connection
 from django.db.models import Q
 
 from agents.models import Provider, Run
@@ -113,10 +112,7 @@ def _runs_after_cursor(thread: Thread, limit: int) -> list[Run]:
         at = db_value(Run, "created_at", thread.summary_upto_at)
         upto = thread.summary_upto_run_id or 0
         plan, params = _AHEAD_AFTER_PLAN.get(), [thread.pk, at, at, upto, limit]
-    with connection.cursor() as cursor:
-        cursor.execute(plan.sql, params)
-        rows = cursor.fetchall()
-    return [cast(Run, plan.instances(row)[0]) for row in rows]
+    return [cast(Run, run) for (run,) in plan.fetch_all(params)]
 
 
 def _ahead_plan(*, after_cursor: bool) -> RowPlan:

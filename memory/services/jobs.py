@@ -101,11 +101,10 @@ def after_run_process(*, run_id: int) -> JobReport:
         report.state = "failed"
         report.error = "internal_error"
     if report.state == "done":
-        values = {"memory_state": Run.MemoryState.DONE, "memory_error": ""}
-        update_row(Run, run_id, {**values, "memory_done_at": timezone.now()})
+        settled = {"memory_state": Run.MemoryState.DONE, "memory_done_at": timezone.now()}
     else:
-        values = {"memory_state": Run.MemoryState.FAILED, "memory_error": report.error}
-        update_row(Run, run_id, {**values, "memory_enqueued_at": timezone.now()})
+        settled = {"memory_state": Run.MemoryState.FAILED, "memory_enqueued_at": timezone.now()}
+    update_row(Run, run_id, {**settled, "memory_error": report.error})
     return report
 
 

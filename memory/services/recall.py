@@ -39,7 +39,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from agents.models import Run
-from agents.rows import column, insert_instance, table
+from agents.rows import column, db_datetime, insert_instance, table
 from memory import boundary
 from memory.models import RecallEntry, RecallScope, RedlineAudit
 from memory.recall import (
@@ -57,7 +57,6 @@ from memory.scope import Scope
 from memory.services.audit import redline_audit_record
 from memory.services.index_cache import IndexCache, IndexState, Loaded
 from memory.services.threads import recent_finished_runs, thread_of_scope
-from memory.sql import db_datetime
 from memory.stored import redacted
 
 # Tokens of one recalled excerpt in the [相关历史] section.

@@ -17,6 +17,7 @@ from django.db import connection
 from django.utils import timezone
 
 from agents.models import Run
+from agents.rows import db_datetime
 from memory.models import CoreFact, KBChunk, KBDocument, KBIndexState, RecallEntry, RecallScope
 from memory.scope import Scope
 from memory.services import kb, recall
@@ -24,7 +25,6 @@ from memory.services.context import _scope_rows
 from memory.services.core import _live_facts, facts_live_for_scope
 from memory.services.index_cache import IndexState
 from memory.services.threads import recent_finished_runs
-from memory.sql import db_datetime
 from tests.factories import Teacher
 
 pytestmark = pytest.mark.django_db
