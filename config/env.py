@@ -83,13 +83,22 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def _prepare_threshold() -> int | None:
+    raw = os.environ.get("DB_PREPARE_THRESHOLD", "").strip().lower()
+    if raw in ("off", "none", "no", "false"):
+        return None
+    return env_int("DB_PREPARE_THRESHOLD", 1, minimum=0)
+
+
 def database_from_url(url: str, *, base_dir: Path) -> dict[str, Any]:
     """A Django DATABASES entry from ``sqlite:///path`` or ``postgres://user@host/db``.
 
     SQLite gets WAL, ``transaction_mode=IMMEDIATE`` and a busy timeout: with one web
     process and one worker writing, that turns "database is locked" into a short wait.
     Both keep connections for ``DB_CONN_MAX_AGE`` seconds (default 60; 0 = a new one per
-    request or job).
+    request or job). PostgreSQL binds parameters on the server and prepares a statement
+    the ``DB_PREPARE_THRESHOLD``-th time a connection runs it again (default 1; ``off``
+    sends every statement as text, as Django does by default).
     """
     conn_max_age = env_int("DB_CONN_MAX_AGE", 60, minimum=0)
     parts = urlsplit(url)
@@ -119,7 +128,15 @@ def database_from_url(url: str, *, base_dir: Path) -> dict[str, Any]:
             "CONN_MAX_AGE": conn_max_age,
         }
     if scheme in ("postgres", "postgresql", "pgsql"):
-        options = dict(parse_qsl(parts.query))
+        options: dict[str, Any] = dict(parse_qsl(parts.query))
+        threshold = _prepare_threshold()
+        if threshold is not None:
+            # The run request's dozen statements are the same few texts every time; parsed
+            # and planned once per connection, they cost the server about a third less CPU
+            # (benchmarks/run_cpu.py). A pooler in transaction mode (pgbouncer before 1.21)
+            # hands a connection's prepared statements to other clients: set ``off`` there.
+            options.setdefault("server_side_binding", True)
+            options.setdefault("prepare_threshold", threshold)
         return {
             "ENGINE": "django.db.backends.postgresql",
             "NAME": unquote(parts.path.lstrip("/")) or "postgres",
