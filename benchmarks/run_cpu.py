@@ -26,7 +26,10 @@ import io
 import json
 import os
 import pstats
+import re
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -38,6 +41,7 @@ import load
 from job_cpu import TURNS_PER_THREAD, messages
 
 KINDS = ("sync", "stream")
+CONFIRM_FORM = re.compile(rb'action="(/memory/candidates/\d+/confirm/)"')
 
 
 def _options() -> Any:
@@ -76,6 +80,8 @@ class _Teacher:
     def __init__(self, account: dict[str, Any]) -> None:
         self.agent_id = int(account["agent_id"])
         self.token = str(account["token"])
+        self.cookie = f"sessionid={account['session']}; csrftoken={account['csrf']}"
+        self.csrf = str(account["csrf"])
         self.thread_id: str | None = None
         self.turns = 0
 
@@ -110,15 +116,8 @@ def _request(
         "wsgi.multiprocess": True,
         "wsgi.run_once": False,
     }
-    status: list[str] = []
-    response = app(environ, lambda s, headers, exc_info=None: status.append(s))
-    try:
-        content = b"".join(response)
-    finally:
-        close = getattr(response, "close", None)
-        if close is not None:
-            close()  # request_finished: what gunicorn does after the last byte
-    if not status or not status[0].startswith("200"):
+    status, content = _call(app, environ)
+    if not status.startswith("200"):
         raise SystemExit(f"{path}: {status} {content[-300:]!r}")
     if kind == "sync":
         run = json.loads(content)
@@ -128,6 +127,60 @@ def _request(
         raise SystemExit(f"{path}: run {run.get('id')} {run.get('status')}")
     teacher.thread_id = run["thread_id"]
     teacher.turns += 1
+
+
+def _call(app: Callable[..., Iterable[bytes]], environ: dict[str, Any]) -> tuple[str, bytes]:
+    status: list[str] = []
+    response = app(environ, lambda s, headers, exc_info=None: status.append(s))
+    try:
+        content = b"".join(response)
+    finally:
+        close = getattr(response, "close", None)
+        if close is not None:
+            close()  # request_finished: what gunicorn does after the last byte
+    return (status[0] if status else ""), content
+
+
+def _browser(teacher: _Teacher, method: str, path: str, query: str, body: bytes) -> dict[str, Any]:
+    return {
+        "REQUEST_METHOD": method,
+        "PATH_INFO": path,
+        "QUERY_STRING": query,
+        "SCRIPT_NAME": "",
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "8000",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "127.0.0.1",
+        "HTTP_HOST": "127.0.0.1:8000",
+        "HTTP_COOKIE": teacher.cookie,
+        "HTTP_ACCEPT": "text/html",
+        "CONTENT_TYPE": "application/x-www-form-urlencoded",
+        "CONTENT_LENGTH": str(len(body)),
+        "wsgi.input": io.BytesIO(body),
+        "wsgi.errors": sys.stderr,
+        "wsgi.url_scheme": "http",
+        "wsgi.version": (1, 0),
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+    }
+
+
+def _panel_visit(app: Callable[..., Iterable[bytes]], teacher: _Teacher) -> bool:
+    """The load test's third task: the memory panel, and its first candidate confirmed.
+    Whether a candidate was confirmed."""
+    query = f"agent={teacher.agent_id}"
+    status, page = _call(app, _browser(teacher, "GET", "/memory/", query, b""))
+    if not status.startswith("200"):
+        raise SystemExit(f"/memory/: {status} {page[-300:]!r}")
+    confirm = CONFIRM_FORM.search(page)
+    if confirm is None:
+        return False
+    body = f"csrfmiddlewaretoken={teacher.csrf}&agent={teacher.agent_id}".encode()
+    status, content = _call(app, _browser(teacher, "POST", confirm.group(1).decode(), "", body))
+    if not status.startswith("302"):
+        raise SystemExit(f"confirm: {status} {content[-300:]!r}")
+    return True
 
 
 def _drain_jobs() -> None:
@@ -149,6 +202,13 @@ def main() -> None:
         # One database connection for the whole measurement (the server's CPU is read
         # off its backend process).
         os.environ.setdefault("DB_CONN_MAX_AGE", "3600")
+        # The panel's page names its static files through the manifest, as in production.
+        os.environ["DJANGO_STATIC_ROOT"] = tempfile.mkdtemp(prefix="run_cpu-static-")
+        subprocess.run(
+            [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
+            cwd=_setup.ROOT,
+            check=True,
+        )
         forwarded = [
             f"--runs={args.runs}",
             f"--users={args.users}",
@@ -231,6 +291,26 @@ def main() -> None:
             profile.dump_stats(out)
             pstats.Stats(profile).sort_stats(args.sort).print_stats(args.profile)
             print(f"run_cpu  the profile in {out.relative_to(_setup.ROOT)}")
+    # The panel: one visit per teacher, after the jobs have proposed their candidates.
+    visits = min(len(teachers), args.runs)
+    queries = 0
+    began = time.process_time()
+    database_began = _setup.database_cpu()
+    with connection.execute_wrapper(count):
+        confirmed = sum(_panel_visit(app, teacher) for teacher in teachers[:visits])
+    cpu = time.process_time() - began
+    database_now = _setup.database_cpu()
+    print(
+        f"run_cpu  backend={connection.vendor} panel : {visits} visits ({confirmed} with a "
+        f"confirm), {1000 * cpu / visits:.2f} ms CPU/visit; {queries / visits:.1f} "
+        f"queries/visit"
+        + (
+            f"; the database server {1000 * (database_now - database_began) / visits:.2f} "
+            "ms CPU/visit"
+            if database_began is not None and database_now is not None
+            else ""
+        )
+    )
     print(f"run_cpu  backend={connection.vendor}  machine: {_setup.uptime()}")
 
 
