@@ -38,6 +38,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
+from itertools import filterfalse
 
 import rjieba
 import Stemmer
@@ -174,13 +175,43 @@ def weighted_terms(text: str) -> list[tuple[str, float]]:
     return out
 
 
+def _cjk_plain_terms(run: str) -> list[str]:
+    """:func:`_cjk_terms` without the weights (no word boundaries to work out): what an
+    entry or a chunk stores, tokenised once per text and so on the write path's budget."""
+    stop = STOP_TERMS
+    if len(run) == 1:
+        return [] if run in stop else [run]
+    out = list(filterfalse(_is_stop, map(run.__getitem__, _bigram_slices(len(run)))))
+    out += filterfalse(_is_stop, run)
+    if _segment is not None:
+        out += [word for word in _segment(run) if len(word) >= _MIN_WORD and word not in stop]
+    return out
+
+
+_is_stop = STOP_TERMS.__contains__
+
+
+@lru_cache(maxsize=1024)
+def _bigram_slices(length: int) -> tuple[slice, ...]:
+    return tuple(slice(i, i + 2) for i in range(length - 1))
+
+
 def terms(text: str) -> list[str]:
-    """Return the recall terms of ``text``, in text order, duplicates kept.
+    """Return the recall terms of ``text``, in text order, duplicates kept: the terms of
+    :func:`weighted_terms`, computed without their weights.
 
     >>> terms("出份Python试卷，共３题")
     ['出份', '出', '份', 'python', '试卷', '试', '卷', '共', '3', '题']
     """
-    return [term for term, _ in weighted_terms(text)]
+    normalised = unicodedata.normalize("NFKC", text).lower()
+    out: list[str] = []
+    for match in _RUN.finditer(normalised):
+        run = match.group()
+        if _CJK_CHAR.match(run):
+            out += _cjk_plain_terms(run)
+        elif run not in STOP_TERMS:
+            out.append(stem(run))
+    return out
 
 
 def _group(text: str) -> tuple[tuple[str, int, float], ...]:
