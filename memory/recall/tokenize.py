@@ -301,11 +301,21 @@ def query_weights(
         if weight <= 0.0:
             continue
         for term, occurrences, term_weight in _grouped_terms(texts[position]):
-            count = counts.get(term, 0.0)
+            count = counts.get(term)
+            if count is None and occurrences <= 3:
+                # The sum from 0.0 as one multiplication: w + w is 2w exactly, and
+                # 2w + w rounds the exact 3w once, as w * 3 does.
+                counts[term] = weight * occurrences
+                kinds[term] = term_weight
+                continue
+            if count is None:
+                count = 0.0
+                kinds[term] = term_weight
+            elif term_weight > kinds[term]:
+                kinds[term] = term_weight
             for _ in range(occurrences):  # one addition per occurrence, as it always was
                 count += weight
             counts[term] = count
-            kinds[term] = max(kinds.get(term, 0.0), term_weight)
     out: dict[str, float] = {}
     for term, x in counts.items():
         value = (saturation + 1.0) * x / (saturation + x) if saturation > 0 else min(x, 1.0)

@@ -118,3 +118,63 @@ def test_terms_equal_the_weighted_path_on_the_development_dialogues() -> None:
     texts = [text for text in _dialogue_texts() if text.strip()][:5000]
     assert len(texts) >= 500
     assert [terms(text) for text in texts] == [_weighted_path(text) for text in texts]
+
+
+# -- query_weights: the first occurrences summed as one multiplication -------------------
+def _query_weights_reference(
+    texts: list[str], *, decay: float, turn_weights: list[float] | None, saturation: float
+) -> dict[str, float]:
+    """query_weights as it was written before: one addition per occurrence."""
+    counts: dict[str, float] = {}
+    kinds: dict[str, float] = {}
+    age_weight = 1.0
+    for position in range(len(texts) - 1, -1, -1):
+        weight = age_weight * (1.0 if turn_weights is None else turn_weights[position])
+        age_weight *= decay
+        if weight <= 0.0:
+            continue
+        for term, term_weight in weighted_terms(texts[position]):
+            counts[term] = counts.get(term, 0.0) + weight
+            kinds[term] = max(kinds.get(term, 0.0), term_weight)
+    out: dict[str, float] = {}
+    for term, x in counts.items():
+        value = (saturation + 1.0) * x / (saturation + x) if saturation > 0 else min(x, 1.0)
+        out[term] = value * kinds[term]
+    return out
+
+
+_POSITIVE = st.floats(min_value=1e-300, max_value=1e300, allow_nan=False, allow_infinity=False)
+
+
+@given(_POSITIVE)
+def test_two_or_three_additions_from_zero_equal_one_multiplication(weight: float) -> None:
+    assert 0.0 + weight == weight * 1
+    assert 0.0 + weight + weight == weight * 2
+    assert 0.0 + weight + weight + weight == weight * 3
+
+
+_TURN = st.lists(
+    st.one_of(_PIECES, st.sampled_from(["试卷", "试卷试卷试卷试卷", "题 题 题"])), max_size=12
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(_TURN, min_size=1, max_size=6),
+    decay=st.sampled_from([1.0, 0.8, 0.6, 0.0]),
+    weights=st.lists(
+        st.sampled_from([1.0, 0.3, 0.25, 0.6, 0.36, 0.15, 0.0]), min_size=6, max_size=6
+    ),
+    saturation=st.sampled_from([1.0, 0.0, 1.2]),
+)
+def test_query_weights_equal_one_addition_per_occurrence(
+    texts: list[str], decay: float, weights: list[float], saturation: float
+) -> None:
+    turn_weights = weights[: len(texts)]
+    got = tokenize.query_weights(
+        texts, decay=decay, turn_weights=turn_weights, saturation=saturation
+    )
+    expected = _query_weights_reference(
+        texts, decay=decay, turn_weights=turn_weights, saturation=saturation
+    )
+    assert list(got.items()) == list(expected.items())  # same floats, same order
