@@ -308,6 +308,9 @@ FRESH4_SET = Path(__file__).resolve().parent / "data" / "redline_fresh4.jsonl"
 # adult's health, exam authoring, rubrics). Written and measured on main before that
 # round's code changed; the whole set is ``sealed``: reported only, its misses never read.
 FRESH5_SET = Path(__file__).resolve().parent / "data" / "redline_fresh5.jsonl"
+# Form tags of "none" rows about the speaker's own or another adult's health (a
+# colleague, a relative): blocked by the policy above, so counted apart.
+ADULT_HEALTH_FORMS = frozenset({"own/health", "adult/health", "adult/hospital"})
 NUMBER_CATEGORIES = (Category.ID_NUMBER, Category.MOBILE, Category.BANK_CARD)
 
 
@@ -351,6 +354,21 @@ def report(rows: list[Row], name: str, splits: tuple[str, ...], show_forms: bool
             f"{split:<10}{'none':<11}{'':>16}{blocked:>9}/{len(negatives)} "
             f"{blocked / len(negatives):.1%}  (ordinary text blocked at all)"
         )
+        # The policy (DESIGN.md): a health statement about any identifiable person is
+        # blocked, an adult's too. fresh4 and fresh5 label the speaker's own and other
+        # adults' health "none"; their writers' form tags say which rows those are.
+        adults = [r for r in negatives if r.form in ADULT_HEALTH_FORMS]
+        if adults:
+            rest = [r for r in negatives if r.form not in ADULT_HEALTH_FORMS]
+            for label, part_rows in (
+                ("adults' health: the policy blocks these", adults),
+                ("the rest", rest),
+            ):
+                hit = sum(bool(found[r.text]) for r in part_rows)
+                print(
+                    f"{split:<10}{'none':<11}{'':>16}{hit:>9}/{len(part_rows)} "
+                    f"{hit / len(part_rows):.1%}  ({label})"
+                )
     if show_forms:
         print("\nby form (label: blocked as labelled / rows; none: passed / rows)")
         forms: dict[tuple[str, str, str], list[bool]] = {}
