@@ -14,8 +14,9 @@ Run: ``.venv/bin/python benchmarks/redline.py [--texts N] [--rounds R] [--seed S
    and for ``benchmarks/data/redline_fresh2.jsonl`` (310 more, split into ``dev`` and a
    ``sealed`` half by a hash of the text), and for ``benchmarks/data/redline_fresh3.jsonl``
    (107 more, split the same way), and for ``benchmarks/data/redline_fresh4.jsonl`` (101
-   more, all sealed) and ``benchmarks/data/redline_fresh5.jsonl`` (126 more, all sealed;
-   ``--tables-only`` stops after these tables).
+   more, all sealed) and ``benchmarks/data/redline_fresh5.jsonl`` (126 more, all sealed)
+   and ``benchmarks/data/redline_fresh6.jsonl`` (137 more, a ``dev`` and a ``sealed`` half
+   by a hash of the text; ``--tables-only`` stops after these tables).
 2. Generates a realistic mix of teacher chat texts (50–2000 characters, built from
    ordinary teacher requests, many of them full of scores and exam words that must
    pass), about 5% of which carry one sensitive item, and measures ``scan`` and
@@ -308,6 +309,13 @@ FRESH4_SET = Path(__file__).resolve().parent / "data" / "redline_fresh4.jsonl"
 # adult's health, exam authoring, rubrics). Written and measured on main before that
 # round's code changed; the whole set is ``sealed``: reported only, its misses never read.
 FRESH5_SET = Path(__file__).resolve().parent / "data" / "redline_fresh5.jsonl"
+# Written by hand for the eighth round (137 sentences: 50 grade, 30 health, 57 ordinary;
+# parents' and teachers' voices, kin and pet names, Latin names, results with their scale
+# (满分二十五), standing in a class (全班垫底), notices, textbook patients, fiction, team
+# and class results). Measured on main before that round's code changed, split into
+# ``dev`` (its misses read and fixed by mechanism) and ``sealed`` (reported only) by the
+# first byte of the text's SHA-256.
+FRESH6_SET = Path(__file__).resolve().parent / "data" / "redline_fresh6.jsonl"
 # Form tags of "none" rows about the speaker's own or another adult's health (a
 # colleague, a relative): blocked by the policy above, so counted apart.
 ADULT_HEALTH_FORMS = frozenset({"own/health", "adult/health", "adult/hospital"})
@@ -396,6 +404,7 @@ def main() -> None:
     report(dev_rows(FRESH3_SET), FRESH3_SET.name, ("dev", "sealed"), args.forms)
     report(dev_rows(FRESH4_SET), FRESH4_SET.name, ("sealed",), show_forms=False)
     report(dev_rows(FRESH5_SET), FRESH5_SET.name, ("sealed",), show_forms=False)
+    report(dev_rows(FRESH6_SET), FRESH6_SET.name, ("dev", "sealed"), show_forms=False)
     if args.tables_only:
         return
     print()
