@@ -172,8 +172,9 @@ _ITEMS: Final[tuple[_Item, ...]] = (
         # 总分一百二十多. Every branch starts with one of its anchors, so it is matched at
         # the anchors only (_MATCH_AT_ANCHOR).
         fast_compile(
-            rf"刚过\s*(?:{_CN_NUM}+|[0-9]+)|(?:将近|接近|差点)满分"
-            r"|(?:考了?|拿了?|得了?|测|考试|测验|听写|默写)个?\s*满分(?![作卷答范标试题0-9])"
+            # (刚过 closing a clause after a result: 四级成绩出来了，四百二，刚过)
+            rf"刚过\s*(?:{_CN_NUM}+|[0-9]+)|刚过(?=\s*(?:$|[,.;!?。、]))|(?:将近|接近|差点)满分"
+            r"|(?:考了?|拿了?|得了?|测|考试|测验|听写|默写|[拿考得]不到|没[拿考得]到)个?\s*满分(?![作卷答范标试题0-9])"
             # A subject or a paper with 满分 and no number after it: 语文作文满分.
             r"|(?:语文|数学|英语|物理|化学|生物|历史|地理|政治|作文|听写|默写|口语|实验|小测|测验)满分"
             r"(?!\s*(?:[0-9一二三四五六七八九十百]|[作卷答范标试题是为:]))"
@@ -233,6 +234,8 @@ _ITEMS: Final[tuple[_Item, ...]] = (
             r"|不及格|没及格|没有及格|刚及格|刚刚及格|勉强及格|(?:踩线|压线|擦线|擦边)及格|及格边缘|挂科|挂了|挂掉"
             r"|(?:总算|终于|才|也|都|算是|考)及格了?|(?:拿了?|得了?|考了?)个及格|(?<![不没])及格了|及格线(?:上下|附近|边缘|徘徊)"
             r"|(?:考|吃|拿)了?个?(?:大)?鸭蛋|零蛋|交了?白卷|全军覆没|惨不忍睹"
+            # A score at the line (分数刚好压线, 压线进了重点高中; not handwriting on the line).
+            r"|(?:分数|成绩|总分|分)[^,。!?;]{0,4}?(?:压线|踩线)|(?:压线|踩线)(?:进|上|过|考上|被录取)"
             r"|补考|重修|红灯|不合格|没过关|没过|没通过|没达标|不达标|考砸|考崩|考糊|考炸|考得?稀烂"
             r"|一塌糊涂|考得?[^,。!?;]{0,3}?(?:很差|太差|真差|差劲|差多了|不理想|很好|不错|挺好|很棒|糟糕)"
             r"|考(?:得|的)?(?:很|太|真|特别|非常|挺)?(?:差|好|烂)"
@@ -249,7 +252,7 @@ _ITEMS: Final[tuple[_Item, ...]] = (
     (
         # Qualitative results and standing.
         fast_compile(
-            r"拖后腿|偏科|全优|全A|优秀|良好|(?:有)?待(?:提高|改进|加强)|(?:得了|拿了|评了|评为|被评为|是|都是|等级是|等级为|等第是)个?[优良中差]"
+            r"拖后腿|偏科|全优|全A|优秀|良好|(?:有)?待(?:提高|改进|加强)|(?:得了|拿了|考了|评了|评为|被评为|是|都是|等级是|等级为|等第是)个?[优良中差]"
             r"(?![秀好等点势质美异])(?=$|[,.;!?:。、\s)\"”]|了|的|啊|呢|吧|哦|等|级|档)|合格|中下游|中上游|下游|吊车尾|垫底|数一数二|学霸|学渣|最差|倒数"
             r"|(?:全班|全年级|年级|班里|班上)?最(?:低|差)分?|最高分"
             r"|(?:成绩|基础|底子|功底)(?:很|太|特别|非常|挺|比较|一直|还|都|也|向来|始终){0,2}"
@@ -274,6 +277,8 @@ _ITEMS: Final[tuple[_Item, ...]] = (
             r"\s+(?:an?\s+)?(?:[A-F][+-]?|[0-9]{1,3}%?)\s+to\s+(?:an?\s+)?(?:[A-F][+-]?|[0-9]{1,3})"
             r"(?![A-Za-z0-9])"
             rf"|(?:前进|后退|进|退|上升|下降|掉)了?(?:{_CN_NUM}+|[0-9]+)多?个?名"
+            # Points taken off: 作文又被扣了不少分, 扣了十几分.
+            rf"|扣了(?:不少|很多|好多|一些|几|十几|{_CN_NUM}+|[0-9]+)多?\s*分(?![钟之析])"
         ),
         "progress",
         True,
@@ -363,6 +368,7 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
     "pass_fail": (
         *("及格", "挂科", "挂了", "挂掉", *followed_by(("挂",), "一两三四五六七八九几十" + DIGITS)),
         *("补考", "重修", "红灯", "合格", "没过", "没通过", "达标", "考砸", "考崩", "考糊"),
+        *("压线", "踩线"),
         *("考炸", "稀烂", "糊涂", "很差", "太差", "真差", "差劲", "差多了", "不理想", "很好"),
         *("不错", "挺好", "很棒", "糟糕", "鸭蛋", "零蛋", "白卷", "全军覆没", "惨不忍睹"),
         *followed_by(("考",), "差好烂得的很太真特非挺"),
@@ -395,6 +401,7 @@ GATE_LITERALS: Final[dict[str, tuple[str, ...]]] = {
         *("进步", "退步", "提高了", "提高到", "提到", "下滑", "下降", "往后", "往前", "往下"),
         *("掉到", "掉了"),
         *("升到", "滑到", "比上次", "少了", "多了", "improved", "dropped", "declined"),
+        "扣了",
         *("went from", "gone from", "jumped from", "rose from", "fell from", "climbed from"),
         *("slipped from", "moved from"),
     ),
@@ -429,8 +436,19 @@ _STANDING_TAIL_RE: Final = re.compile(
     r"(?:差|好|一般|不好|不错|优异|拔尖|平平|薄弱|扎实|垫底)"
 )
 # The last character of what may stand before 满分 in the ``approx`` pattern.
-_FULL_MARKS_BEFORE: Final = frozenset("考了拿得测试验写个近点文学语理史治物")
+_FULL_MARKS_BEFORE: Final = frozenset("考了拿得测试验写个近点文学语理史治物到")
 _DELIM_RE: Final = re.compile(r"[。!?;\n\r.]")
+
+
+def _scale_after_result(text: str, lo: int, start: int, end: int, hi: int) -> bool:
+    """满分 after a result gives the result's scale, not a paper's: 作文只得了十一分（满分
+    二十五）, 考了72分，满分120. Any other spec word in the sentence still vetoes."""
+    if _SPEC_CONTEXT_RE.search(text, lo, start):
+        return False
+    after = [m.group() for m in _SPEC_CONTEXT_RE.finditer(text, end, hi)]
+    return all(word == "满分" for word in after) and (
+        _RESULT_RE.search(text, max(lo, start - 4), end) is not None
+    )
 
 
 def _spec_before(text: str, number_start: int) -> bool:
@@ -663,6 +681,7 @@ class GradeRecogniser:
             and not (kind == "transcript" and _possessed(doc, lo, start))
             # (points short of full marks or a pass are a result: 差一分满分)
             and not (trigger.startswith("差") and _SHORT_OF_RE.match(text, end))
+            and not _scale_after_result(text, lo, start, end, hi)
         ):
             return finding(0.1, "a rubric, a paper or a notice, not a result")
         if (

@@ -122,7 +122,7 @@ _SELF_RE: Final = fast_compile(
 )
 _KIN: Final = (
     "孩子|娃|闺女|儿子|女儿|小子|那小子|丫头|宝贝|老大|老二|老三|外甥女?|侄子|侄女|孙子|孙女"
-    "|外孙女?"
+    "|外孙女?|[表堂](?:弟|妹|哥|姐)|弟弟|妹妹"
 )
 _ROLE_RE: Final = fast_compile(
     rf"(?:我|俺|咱)(?:们)?家(?:的)?(?:{_KIN})|(?:我|俺|咱)的?(?:{_KIN})"
@@ -178,6 +178,7 @@ _NICK_STOP: Final = frozenset(
 _SCHOOL_LIFE_RE: Final = fast_compile(
     r"这次|上次|这学期|本学期|上学期|期中|期末|月考|周测|最近|昨天|今天|明天|上周|下周|同学|班里"
     r"|班上|我家|家长|老师|考了|住院|请假|成绩|报告册|成绩单|素质报告|评语|作业"
+    r"|中考|高考|补考|模拟考|模考|测验|小测|单元测|听写|默写|家长会|班主任"
 )
 
 # --------------------------------------------------------------------------------------
@@ -232,7 +233,7 @@ GROUP_RE: Final = fast_compile(
 # statement is about: 她期末语文全班最高分, 他年级第五.
 _CLASS_SCOPE_RE: Final = fast_compile(r"全班|全年级|全校|班级|我们班|本班|我班")
 _RANKED_AFTER_RE: Final = fast_compile(
-    r"\s*(?:最|第|倒数|排名|排第|前\s*[0-9一二三四五六七八九十]|数一数二|唯一)"
+    r"\s*(?:最|第|倒数|排名|排第|前\s*[0-9一二三四五六七八九十]|数一数二|唯一|垫底|吊车尾|中下游|中上游)"
 )
 # A bare 学生/孩子 that is a group or the object of the teacher's action is nobody in
 # particular: 每个学生, 大部分学生, 给学生出题, 让孩子复习.
@@ -280,6 +281,7 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
         or _doubled_given_name(tags, i)
         or _unknown_word_heading_a_clause(tags, i)
         or _split_pet_name(tags, i)
+        or _split_diminutive(tags, i)
     ]
     if not picks:
         return []
@@ -324,6 +326,9 @@ def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
                 school_life = _SCHOOL_LIFE_RE.search(sentence) is not None
             weight = (0.6 if school_life else 0.45) if public else 0.9
             refs.append(PersonRef(base + start, base + pos, "name", weight))
+        elif _split_diminutive(tags, i):
+            # 小 or 阿 and a surname the segmenter cut apart (小 + 周 最近…): a pet name.
+            refs.append(PersonRef(base + start, base + pos + 1, "nickname", 0.8))
         elif _split_pet_name(tags, i):
             # A doubled pet name the segmenter cut into its two characters (暖 + 暖).
             refs.append(PersonRef(base + start, base + pos + 1, "nickname", 0.8))
@@ -402,6 +407,21 @@ def _split_pet_name(tags: tuple[tuple[str, str], ...], i: int) -> bool:
     if i + 1 >= len(tags) or tags[i + 1][0] != word or (i and tags[i - 1][1] != "x"):
         return False
     return word * 2 not in _DOUBLED_WORDS and word * 2 not in _NICK_STOP
+
+
+def _split_diminutive(tags: tuple[tuple[str, str], ...], i: int) -> bool:
+    """小 or 阿 heading a clause before a single character tagged a surname, cut apart by
+    the segmenter (小 + 周 最近查出…): the pet name 小周."""
+    word, _tag = tags[i]
+    if word not in ("小", "阿") or i + 1 >= len(tags) or (i and tags[i - 1][1] != "x"):
+        return False
+    nxt, nxt_tag = tags[i + 1]
+    return (
+        len(nxt) == 1
+        and "\u4e00" <= nxt <= "\u9fff"
+        and nxt_tag in _SURNAME_TAGS
+        and word + nxt not in _NICK_STOP
+    )
 
 
 def _doubled_given_name(tags: tuple[tuple[str, str], ...], i: int) -> bool:
