@@ -16,7 +16,8 @@ Run: ``.venv/bin/python benchmarks/redline.py [--texts N] [--rounds R] [--seed S
    (107 more, split the same way), and for ``benchmarks/data/redline_fresh4.jsonl`` (101
    more, all sealed) and ``benchmarks/data/redline_fresh5.jsonl`` (126 more, all sealed)
    and ``benchmarks/data/redline_fresh6.jsonl`` (137 more, a ``dev`` and a ``sealed`` half
-   by a hash of the text; ``--tables-only`` stops after these tables).
+   by a hash of the text) and ``benchmarks/data/redline_fresh7.jsonl`` (60 more, split
+   the same way; ``--tables-only`` stops after these tables).
 2. Generates a realistic mix of teacher chat texts (50–2000 characters, built from
    ordinary teacher requests, many of them full of scores and exam words that must
    pass), about 5% of which carry one sensitive item, and measures ``scan`` and
@@ -316,6 +317,9 @@ FRESH5_SET = Path(__file__).resolve().parent / "data" / "redline_fresh5.jsonl"
 # ``dev`` (its misses read and fixed by mechanism) and ``sealed`` (reported only) by the
 # first byte of the text's SHA-256.
 FRESH6_SET = Path(__file__).resolve().parent / "data" / "redline_fresh6.jsonl"
+# And 60 more for the same round, written after its first changes (health cues without a
+# diagnosis, English mixed in, textbook and notice negatives), split the same way.
+FRESH7_SET = Path(__file__).resolve().parent / "data" / "redline_fresh7.jsonl"
 # Form tags of "none" rows about the speaker's own or another adult's health (a
 # colleague, a relative): blocked by the policy above, so counted apart.
 ADULT_HEALTH_FORMS = frozenset({"own/health", "adult/health", "adult/hospital"})
@@ -405,6 +409,7 @@ def main() -> None:
     report(dev_rows(FRESH4_SET), FRESH4_SET.name, ("sealed",), show_forms=False)
     report(dev_rows(FRESH5_SET), FRESH5_SET.name, ("sealed",), show_forms=False)
     report(dev_rows(FRESH6_SET), FRESH6_SET.name, ("dev", "sealed"), show_forms=False)
+    report(dev_rows(FRESH7_SET), FRESH7_SET.name, ("dev", "sealed"), show_forms=False)
     if args.tables_only:
         return
     print()
