@@ -11,7 +11,13 @@ import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from agents.tokens import count_tokens, encode_tokens, truncate_tokens
+from agents.tokens import (
+    count_tokens,
+    count_tokens_many,
+    encode_tokens,
+    map_encoded,
+    truncate_tokens,
+)
 from memory import boundary
 from memory.sanitizer import sanitize_history
 
@@ -253,6 +259,30 @@ def list_line(item: Item, *, item_cap: int | None = None) -> Line:
     else:
         text, tokens, cut = _line(item.text, item_cap)
     return Line(id=item.id, text=text, tokens=tokens, cut=cut)
+
+
+def list_lines(items: Sequence[Item], *, item_cap: int | None = None) -> list[Line]:
+    """``[list_line(item, item_cap=item_cap) for item in items]``, the texts encoded in
+    batches (in parallel threads, ``agents.tokens.map_encoded``): the write path's many
+    new lines at once, not memoised."""
+    bodies = [sanitize_history(item.text).strip() for item in items]
+    cut = [False] * len(bodies)
+    if item_cap is not None:
+        cap = item_cap
+
+        def over_cap(tokens: list[int]) -> list[int] | None:
+            return tokens if len(tokens) > cap else None
+
+        for i, tokens in enumerate(map_encoded(bodies, over_cap)):
+            if tokens is not None:
+                bodies[i] = truncate_tokens(bodies[i], cap - 1, tokens=tokens) + ELLIPSIS
+                cut[i] = True
+    texts = [f"- {body}" for body in bodies]
+    counts = count_tokens_many([f"{text}\n" for text in texts])  # count_line, in a batch
+    return [
+        Line(id=item.id, text=text, tokens=tokens, cut=was_cut)
+        for item, text, tokens, was_cut in zip(items, texts, counts, cut, strict=True)
+    ]
 
 
 def render_lines(*, header: str, footer: str, lines: Iterable[Line], budget: int) -> Rendered:

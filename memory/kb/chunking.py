@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from agents.tokens import count_tokens, truncate_tokens
+from agents.tokens import count_tokens, count_tokens_many, truncate_tokens
 from memory.kb.parse import Block
 
 __all__ = [
@@ -156,6 +156,17 @@ def _path(stack: list[str]) -> str:
     return path if len(path) <= _MAX_PATH_CHARS else "…" + path[-(_MAX_PATH_CHARS - 1) :]
 
 
+def _batch_counter(texts: list[str]) -> Callable[[str], int]:
+    """``count_tokens`` with ``texts`` counted in one batch (in parallel threads)."""
+    counted = dict(zip(texts, count_tokens_many(texts), strict=True))
+
+    def count(text: str) -> int:
+        known = counted.get(text)
+        return count_tokens(text) if known is None else known
+
+    return count
+
+
 def chunk_blocks(
     blocks: Iterable[Block],
     *,
@@ -168,10 +179,13 @@ def chunk_blocks(
     """The passages of a document's blocks, in document order (see the module docstring)."""
     if not 0 < target <= max_tokens or overlap < 0 or overlap >= target:
         raise ValueError("need 0 < target <= max_tokens and 0 <= overlap < target")
+    stripped = [(block, block.text.strip()) for block in blocks]
+    if count is count_tokens:
+        count = _batch_counter([text for _, text in stripped])
+
     packer = _Packer(count, max_tokens, overlap)
     stack: list[tuple[int, str]] = []  # (level, heading text)
-    for block in blocks:
-        text = block.text.strip()
+    for block, text in stripped:
         if not text:
             continue
         if block.level:

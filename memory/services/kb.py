@@ -40,7 +40,7 @@ from memory.kb.gating import RELATIVE_FLOOR, coverages, query_masses
 from memory.models import KBChunk, KBDocument, KBIndexState
 from memory.recall import build_query
 from memory.redline import redact
-from memory.render import EMPTY, Item, Line, Rendered, list_line, render_lines
+from memory.render import EMPTY, Item, Line, Rendered, list_line, list_lines, render_lines
 from memory.scope import Scope
 from memory.services.index_cache import IndexCache, IndexState, Loaded
 from memory.stored import prepared_stamp
@@ -353,26 +353,41 @@ def _line_stamp(*, title: str, heading_path: str, text: str) -> str:
     return prepared_stamp(LINE_FORMAT, str(EXCERPT_TOKENS), title, heading_path, text)
 
 
+def _hit_item(*, chunk_id: int, title: str, heading_path: str, text: str) -> Item:
+    hit_line = kb_hit_line(title=title, heading_path=heading_path, text=text)
+    return Item(id=chunk_id, text=" ".join(redact(hit_line).text.split()))
+
+
 def _render_line(*, chunk_id: int, title: str, heading_path: str, text: str) -> Line:
     """The live path: the line re-checked by the red line (the title and headings with
     the passage), sanitised and cut to ``EXCERPT_TOKENS``."""
-    hit_line = kb_hit_line(title=title, heading_path=heading_path, text=text)
-    return list_line(
-        Item(id=chunk_id, text=" ".join(redact(hit_line).text.split())),
-        item_cap=EXCERPT_TOKENS,
-    )
+    item = _hit_item(chunk_id=chunk_id, title=title, heading_path=heading_path, text=text)
+    return list_line(item, item_cap=EXCERPT_TOKENS)
 
 
 def kb_line_prepare(*, title: str, heading_path: str, text: str) -> PreparedLine:
     """A chunk's injected line, prepared when the chunk is written (stored with it), so
     that the read path neither re-checks nor cuts it again while the rules are the same."""
-    line = _render_line(chunk_id=0, title=title, heading_path=heading_path, text=text)
-    return PreparedLine(
-        line.text,
-        line.tokens,
-        line.cut,
-        _line_stamp(title=title, heading_path=heading_path, text=text),
-    )
+    return kb_lines_prepare(title=title, passages=[(heading_path, text)])[0]
+
+
+def kb_lines_prepare(*, title: str, passages: Sequence[tuple[str, str]]) -> list[PreparedLine]:
+    """:func:`kb_line_prepare` of a document's passages (``(heading_path, text)``), their
+    tokens counted in batches; each line is exactly what the live path renders."""
+    items = [
+        _hit_item(chunk_id=0, title=title, heading_path=path, text=text) for path, text in passages
+    ]
+    return [
+        PreparedLine(
+            line.text,
+            line.tokens,
+            line.cut,
+            _line_stamp(title=title, heading_path=path, text=text),
+        )
+        for line, (path, text) in zip(
+            list_lines(items, item_cap=EXCERPT_TOKENS), passages, strict=True
+        )
+    ]
 
 
 def _line(hit: KBHit) -> Line:

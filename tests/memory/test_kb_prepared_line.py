@@ -91,3 +91,35 @@ def test_a_chunk_written_before_prepared_lines_takes_the_live_path(
 ) -> None:
     KBChunk.objects.filter(pk=chunk.pk).update(line="", line_tokens=0, line_stamp="")
     assert live_line(chunk) in injected(teacher).splitlines()
+
+
+def test_every_line_of_a_long_document_is_its_live_line(
+    teacher: Teacher, django_capture_on_commit_callbacks: Any
+) -> None:
+    # Long enough for the lines to be counted in parallel batches, with passages that
+    # are cut to EXCERPT_TOKENS and some that are not, and an ID number to redact.
+    sections = [
+        f"## 第{i}节\n\n" + "光反应在类囊体薄膜上进行，暗反应在叶绿体基质中进行。" * (4 + i % 30)
+        for i in range(60)
+    ]
+    sections.append("## 名单\n\n张伟的身份证号是110101199003074514，请核对。")
+    with django_capture_on_commit_callbacks(execute=True):
+        document = kb_document_create(
+            agent=teacher.agent, owner_id=teacher.user.pk, title="讲义", text="\n\n".join(sections)
+        )
+    chunks = list(KBChunk.objects.filter(document=document).order_by("position"))
+    assert len(chunks) > 20
+    assert {chunk.line_cut for chunk in chunks} == {True, False}
+    for chunk in chunks:
+        live = _render_line(
+            chunk_id=chunk.pk, title="讲义", heading_path=chunk.heading_path, text=chunk.text
+        )
+        assert (chunk.line, chunk.line_tokens, chunk.line_cut) == (live.text, live.tokens, live.cut)
+    assert not any("110101199003074514" in chunk.line for chunk in chunks)
+
+
+def test_chunks_are_written_with_every_column() -> None:
+    from memory.services.kb_documents import _CHUNK_FIELDS
+
+    columns = {field.name for field in KBChunk._meta.concrete_fields if not field.primary_key}
+    assert set(_CHUNK_FIELDS) == columns

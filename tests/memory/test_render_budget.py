@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from agents.tokens import count_tokens
+from agents.tokens import count_tokens, count_tokens_many
 from memory import boundary
 from memory.ledger import Ledger
-from memory.render import Item, Turn, count_line, render_list, render_thread
+from memory.render import Item, Turn, count_line, list_line, list_lines, render_list, render_thread
 from memory.sanitizer import sanitize_history
 
 CJK = st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF)
@@ -167,3 +167,28 @@ def test_ledger_never_exceeds_total_or_reaches_the_window(
         ledger.charge(f"s{i}", ledger.grant(want))
     assert 0 <= ledger.used <= ledger.total <= cap
     assert protected + ledger.total < window or ledger.total == 0
+
+
+# Enough characters in all to take the parallel path of agents.tokens.map_encoded.
+BATCH = st.lists(TEXT, min_size=0, max_size=30).map(
+    lambda texts: texts + ["光合作用的光反应在类囊体薄膜上进行。" * 1200]
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.one_of(st.lists(TEXT, max_size=8), BATCH))
+def test_a_batch_is_counted_as_each_text_alone(texts: list[str]) -> None:
+    assert count_tokens_many(texts) == [count_tokens(text) for text in texts]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    texts=st.one_of(st.lists(TEXT, max_size=8), BATCH),
+    cap=st.one_of(st.none(), st.integers(1, 600)),
+)
+@example(texts=["- 开头是破折号", "   ", "末尾\n"], cap=3)
+def test_lines_made_in_a_batch_are_the_lines_made_one_by_one(
+    texts: list[str], cap: int | None
+) -> None:
+    items = [Item(id=i, text=text) for i, text in enumerate(texts)]
+    assert list_lines(items, item_cap=cap) == [list_line(item, item_cap=cap) for item in items]
