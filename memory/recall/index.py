@@ -124,6 +124,21 @@ class Hit:
     evidence: Evidence
 
 
+@dataclass(frozen=True, slots=True)
+class _Ranked:
+    """The best slots of a query, with their raw scores, and its known terms (in query
+    order): weights, document frequencies, masses (weight x IDF), which are CJK."""
+
+    slots: npt.NDArray[np.int64]
+    raws: npt.NDArray[np.float64]
+    term_weights: npt.NDArray[np.float64]
+    term_df: npt.NDArray[np.int64]
+    masses: npt.NDArray[np.float64]
+    known_cjk: npt.NDArray[np.bool_]
+    unknown_weight: float
+    unknown_cjk: float
+
+
 class _Vocab(dict[str, int]):
     """Term -> term id; looking up an unknown term assigns the next id."""
 
@@ -479,8 +494,62 @@ class RecallIndex:
         entry of the scope contains take no part in the ranking; they are counted in the
         evidence (:class:`memory.recall.gating.QueryEvidence`), which the gate weighs.
         """
-        if k <= 0 or self._n_live == 0:
+        ranked = self._rank(query_terms, k=k, exclude=exclude)
+        if ranked is None:
             return []
+        df = self._df
+        vocab = self._vocab
+        informative = ranked.masses > 0.0
+        names = getattr(query_terms, "names", ())
+        mentions = [0 if tid is None else int(df[tid]) for tid in map(vocab.get, names)]
+        # A typical entry: it holds term t with probability df/N, and one occurrence in
+        # an entry of average length adds w idf (BM25's tf/length factor is 1 there).
+        share = ranked.term_df / self._n_live
+        masses, top_raws = ranked.masses, ranked.raws
+        query = QueryEvidence(
+            entries=self._n_live,
+            known_weight=float(ranked.term_weights[informative].sum()),
+            known_mass=float(masses.sum()),
+            unknown_weight=ranked.unknown_weight,
+            unseen_idf=float(self.idf(0)),
+            background=float((masses * share).sum()),
+            spread=float(np.sqrt((masses**2 * share * (1.0 - share)).sum())),
+            cjk_weight=float(ranked.term_weights[informative & ranked.known_cjk].sum())
+            + ranked.unknown_cjk,
+            names_seen=any(mentions),
+            names_unseen=not all(mentions),
+            names_common=any(2 * m >= self._n_live for m in mentions),
+            known_terms=int(informative.sum()),
+            tenth=float(top_raws[BACKGROUND_RANK - 1]) if len(top_raws) >= BACKGROUND_RANK else 0.0,
+        )
+        scores = relevance_many(top_raws, query)
+        doc_ids = self._doc_ids[ranked.slots].tolist()
+        hits = [
+            Hit(doc_id, score, raw, Evidence(raw=raw, query=query))
+            for doc_id, score, raw in zip(doc_ids, scores.tolist(), top_raws.tolist(), strict=True)
+        ]
+        return hits
+
+    def rank(
+        self, query_terms: Sequence[str] | Mapping[str, float], *, k: int
+    ) -> list[tuple[int, float]]:
+        """``(doc_id, raw BM25)`` of the ``k`` best entries, as :meth:`search` ranks
+        them, without the recall gate's evidence (the knowledge base has its own gate)."""
+        ranked = self._rank(query_terms, k=k, exclude=frozenset())
+        if ranked is None:
+            return []
+        return list(zip(self._doc_ids[ranked.slots].tolist(), ranked.raws.tolist(), strict=True))
+
+    def _rank(
+        self,
+        query_terms: Sequence[str] | Mapping[str, float],
+        *,
+        k: int,
+        exclude: Collection[int],
+    ) -> _Ranked | None:
+        """The ``k`` best slots and what the query's known terms weigh (None: no hit)."""
+        if k <= 0 or self._n_live == 0:
+            return None
         weights = _as_weights(query_terms)
         vocab = self._vocab
         df = self._df
@@ -498,14 +567,14 @@ class RecallIndex:
                 if is_cjk_term(term):
                     unknown_cjk += weight
         if not known:
-            return []
+            return None
         tids = np.fromiter((t for t, _ in known), dtype=np.int64, count=len(known))
         term_weights = np.fromiter((w for _, w in known), dtype=np.float64, count=len(known))
         term_df = df[tids]
         idfs = self.idf(term_df)
         masses = term_weights * idfs
         if not masses.max() > 0.0:
-            return []
+            return None
         avgdl, norms = self._norms()
         # Upper bound of each term's contribution: largest tf in the shortest entry.
         tfmax = self._tfmax[tids].astype(np.float64)
@@ -524,34 +593,16 @@ class RecallIndex:
             blocked,
         )
         top_slots, top_raws = self._top(slots_sel, raws, k)
-        informative = masses > 0.0
-        names = getattr(query_terms, "names", ())
-        mentions = [0 if tid is None else int(df[tid]) for tid in map(vocab.get, names)]
-        # A typical entry: it holds term t with probability df/N, and one occurrence in
-        # an entry of average length adds w idf (BM25's tf/length factor is 1 there).
-        share = term_df / self._n_live
-        query = QueryEvidence(
-            entries=self._n_live,
-            known_weight=float(term_weights[informative].sum()),
-            known_mass=float(masses.sum()),
+        return _Ranked(
+            slots=top_slots,
+            raws=top_raws,
+            term_weights=term_weights,
+            term_df=term_df,
+            masses=masses,
+            known_cjk=np.asarray(known_cjk),
             unknown_weight=unknown_weight,
-            unseen_idf=float(self.idf(0)),
-            background=float((masses * share).sum()),
-            spread=float(np.sqrt((masses**2 * share * (1.0 - share)).sum())),
-            cjk_weight=float(term_weights[informative & np.asarray(known_cjk)].sum()) + unknown_cjk,
-            names_seen=any(mentions),
-            names_unseen=not all(mentions),
-            names_common=any(2 * m >= self._n_live for m in mentions),
-            known_terms=int(informative.sum()),
-            tenth=float(top_raws[BACKGROUND_RANK - 1]) if len(top_raws) >= BACKGROUND_RANK else 0.0,
+            unknown_cjk=unknown_cjk,
         )
-        scores = relevance_many(top_raws, query)
-        doc_ids = self._doc_ids[top_slots].tolist()
-        hits = [
-            Hit(doc_id, score, raw, Evidence(raw=raw, query=query))
-            for doc_id, score, raw in zip(doc_ids, scores.tolist(), top_raws.tolist(), strict=True)
-        ]
-        return hits
 
     def _blocked(self, exclude: Collection[int]) -> npt.NDArray[np.int64] | None:
         """Slots that must not be returned: dead entries and the excluded ones."""

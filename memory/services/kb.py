@@ -185,21 +185,16 @@ def _search_index(
     with cached.lock:
         if not len(cached.index):
             return []
-        hits = cached.index.search(weights, k=k)
+        hits = cached.index.rank(weights, k=k)
         if not hits:
             return []
         scores = coverages(
-            query_masses(weights, cached.index), cached.index, [hit.doc_id for hit in hits]
+            query_masses(weights, cached.index), cached.index, [doc_id for doc_id, _ in hits]
         )
-    floor = RELATIVE_FLOOR * hits[0].raw
+    floor = RELATIVE_FLOOR * hits[0][1]
     return [
-        _Candidate(
-            hit.doc_id,
-            float(hit.raw),
-            score,
-            rank < settings.KB_TOP_K and hit.raw >= floor,
-        )
-        for rank, (hit, score) in enumerate(zip(hits, scores, strict=True))
+        _Candidate(doc_id, raw, score, rank < settings.KB_TOP_K and raw >= floor)
+        for rank, ((doc_id, raw), score) in enumerate(zip(hits, scores, strict=True))
     ]
 
 

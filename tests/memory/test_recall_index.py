@@ -194,6 +194,8 @@ def _check(
         assert 0.0 <= hit.score <= 1.0
     raws = [h.raw for h in hits]
     assert raws == sorted(raws, reverse=True)
+    # The knowledge base's ranking without the evidence: the same entries, same order.
+    assert index.rank(query, k=k) == [(hit.doc_id, hit.raw) for hit in hits]
 
 
 _SETTINGS = settings(
