@@ -171,7 +171,7 @@ def test_ledger_never_exceeds_total_or_reaches_the_window(
 
 # Enough characters in all to take the parallel path of agents.tokens.map_encoded.
 BATCH = st.lists(TEXT, min_size=0, max_size=30).map(
-    lambda texts: texts + ["光合作用的光反应在类囊体薄膜上进行。" * 1200]
+    lambda texts: [*texts, "光合作用的光反应在类囊体薄膜上进行。" * 1200]
 )
 
 
