@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
+from pathlib import Path
 from typing import Final
 
 import rjieba
@@ -531,6 +532,51 @@ def _clause_initial_names(sentence: str, tags: tuple[tuple[str, str], ...]) -> l
     return refs
 
 
+# Characters that open many person names in the segmenter's dictionary (a statistic of
+# its data, built by benchmarks/data/build_surname_chars.py, not a list grown by hand).
+_SURNAME_CHARS_FILE: Final = Path(__file__).with_name("data") / "surname_chars.txt"
+_SURNAME_CHARS: Final = frozenset(
+    line.strip()
+    for line in _SURNAME_CHARS_FILE.read_text(encoding="utf-8").splitlines()
+    if line.strip() and not line.startswith("#")
+)
+# What the segmenter makes of a given name that is also a word (欣然 d, 浩然 a, 子轩 n).
+_WORD_GIVEN_TAGS: Final = frozenset(
+    {"a", "ad", "an", "ag", "d", "n", "ng", "nr", "nrfg", "nrt", "nz", "z", "i", "l"}
+)
+# The surname's own tag then: anything but grammar (谢 v, 张 q, 程 n; not 从 p, 和 c).
+_SPLIT_SURNAME_BAR: Final = (_FUNCTION_TAGS - {"q"}) | {"d"}
+
+
+def _split_surname_names(sentence: str, tags: tuple[tuple[str, str], ...]) -> list[PersonRef]:
+    """A name the segmenter cut into a surname it read as an ordinary word and a given
+    name that is a dictionary word (谢/v + 欣然/d, 程/n + 浩然/a): at the head of a
+    clause, a one-character token that opens many names in the dictionary
+    (:data:`_SURNAME_CHARS`), then a two-character word, the three forming no dictionary
+    word, followed by what follows a subject (这次, 的, 数学 …)."""
+    offsets = list(accumulate((len(word) for word, _ in tags), initial=0))
+    heads = [0] + [i + 1 for i, (_, tag) in enumerate(tags) if tag == "x"]
+    refs: list[PersonRef] = []
+    for i in heads:
+        if i + 1 >= len(tags):
+            continue
+        (surname, s_tag), (given, g_tag) = tags[i], tags[i + 1]
+        name = surname + given
+        if (
+            surname in _SURNAME_CHARS
+            and s_tag not in _SPLIT_SURNAME_BAR
+            and len(given) == 2
+            and g_tag in _WORD_GIVEN_TAGS
+            and all("\u4e00" <= ch <= "\u9fff" for ch in given)
+            and not any(ch in _NOT_IN_GIVEN for ch in given)
+            and given not in _ROLE_ENDINGS
+            and not rjieba.has_word(name)
+            and _SUBJECT_NEXT_RE.match(sentence, offsets[i] + 3)
+        ):
+            refs.append(PersonRef(offsets[i], offsets[i] + 3, "name", 0.75))
+    return refs
+
+
 # Surnames put before a clause-initial word to ask the segmenter whether it is a given
 # name: a probe of its name model, not a list of names (two, because a probe can join a
 # given name's first character to itself: 王子 + 涵).
@@ -691,6 +737,12 @@ def _sentence_persons(sentence: str) -> tuple[PersonRef, ...]:
     refs += [
         r
         for r in _clause_initial_given_names(sentence, tags)
+        if not any(a < r.end and r.start < b for a, b in covered)
+    ]
+    covered = [(r.start, r.end) for r in refs]
+    refs += [
+        r
+        for r in _split_surname_names(sentence, tags)
         if not any(a < r.end and r.start < b for a, b in covered)
     ]
     if _ANY_RULE_REF_RE.search(sentence) is None:
