@@ -125,6 +125,7 @@ _KIN: Final = (
     "孩子|娃|闺女|儿子|女儿|小子|那小子|丫头|宝贝|老大|老二|老三|外甥女?|侄子|侄女|孙子|孙女"
     "|外孙女?|[表堂](?:弟|妹|哥|姐)|弟弟|妹妹"
 )
+_ROLE_NOUNS: Final = "学生|同学|孩子|男生|女生|男孩|女孩|小朋友|转学生|插班生|新生|娃|丫头|小子"
 _ROLE_RE: Final = fast_compile(
     rf"(?:我|俺|咱)(?:们)?家(?:的)?(?:{_KIN})|(?:我|俺|咱)的?(?:{_KIN})"
     # A parent's "our family" is the child: 我家欣怡, 我们家的数学, 你家丫头, 俺家崽.
@@ -133,7 +134,12 @@ _ROLE_RE: Final = fast_compile(
     # (nor a group's classifier: 这帮熊孩子, 这届学生, 那群小朋友)
     rf"|(?:这|那|该|此)(?![帮届群批伙拨类种班级些])(?:个|位|名)?"
     rf"(?:(?![一二两三四五六七八九十几些们每有是都])[{_CJK}]){{0,6}}?"
-    r"(?:学生|同学|孩子|男生|女生|男孩|女孩|小朋友|转学生|插班生|新生|娃|丫头|小子)"
+    rf"(?:{_ROLE_NOUNS})"
+    # After a singular classifier, a seat in the modifier is where the pupil sits, not a
+    # count (那个坐最后一排的男生, 那位第三组的同学); without one, 这一排的学生 is a group.
+    rf"|(?:这|那)(?:个|位|名)(?:(?![二两三四五六七八九十几些们每有是都])[{_CJK}]"
+    rf"|[一二三四五六七八九十]+(?=[排行列组桌]))"
+    rf"{{0,8}}?(?:{_ROLE_NOUNS})"
     r"|该生|此生|儿子|女儿|闺女|丫头(?!们)"
     r"|(?<![A-Za-z])(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er) (?:son|daughter|kid|child|boy|girl)(?![A-Za-z])"
     r"|副?班长|[学体文劳宣纪]\S?委员|[\u4e00-\u9fff]{0,2}课代表|小?组长|团支书|同桌|室友|舍友"

@@ -8,6 +8,9 @@ a clause, a character that opens many names in the segmenter's own dictionary
 follows a subject, is a name. Grammar at the head (从, 和, 向) and role words after it
 (王老师, 李同学 are titles of a role, not a pupil) are not.
 
+After a singular classifier (那个, 这位), a seat in a role noun's modifier (坐最后一排的,
+第三组的) is where the pupil sits, not a count; without one (这一排的学生) it is a group.
+
 Every sentence here is new (written for these tests, not copied from a labelled set).
 """
 
@@ -39,3 +42,16 @@ def test_a_name_split_into_ordinary_words(text: str, category: Category, blocked
 def test_the_surname_statistic_keeps_names_and_drops_words() -> None:
     assert {"王", "张", "谢", "程", "罗"} <= _SURNAME_CHARS
     assert not {"大", "有", "的", "是", "一"} & _SURNAME_CHARS
+
+
+SEATS = [
+    ("这个坐第一排的男生这次月考物理只有四十分", Category.GRADE, True),
+    ("那位第二组的女生最近总咳嗽，医生说是支气管炎", Category.HEALTH, True),
+    ("这一排的学生这次数学考得不好", Category.GRADE, False),
+    ("这个月三个学生数学不及格，要开家长会", Category.GRADE, False),
+]
+
+
+@pytest.mark.parametrize(("text", "category", "blocked"), SEATS)
+def test_a_seat_inside_a_singular_role_noun(text: str, category: Category, blocked: bool) -> None:
+    assert_decided(text, category, blocked)
