@@ -110,14 +110,14 @@ def map_encoded[T](texts: Sequence[str], fn: Callable[[list[int]], T]) -> list[T
     or the tokens of a text that must be cut), so a batch never holds every encoding.
     """
     threads = _threads()
-    if threads < 2 or sum(map(len, texts)) < _PARALLEL_CHARS:
+    total = sum(map(len, texts))
+    if threads < 2 or total < _PARALLEL_CHARS:
         return [fn(encode_tokens(text)) for text in texts]
     enc = encoding()
 
     def run(part: Sequence[str]) -> list[T]:
         return [fn(enc.encode(text, disallowed_special=()) if text else []) for text in part]
 
-    total = sum(map(len, texts))
     parts: list[Sequence[str]] = []
     start = seen = 0
     for i, text in enumerate(texts):

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from agents.tokens import (
     count_tokens,
     count_tokens_many,
-    encode_tokens,
     map_encoded,
     truncate_tokens,
 )
@@ -235,15 +234,8 @@ def count_lines(lines: Sequence[str]) -> int:
 
 
 def _line(text: str, item_cap: int | None) -> tuple[str, int, bool]:
-    body = sanitize_history(text).strip()
-    cut = False
-    if item_cap is not None:
-        tokens = encode_tokens(body)  # counted, and cut if need be, from one encoding
-        if len(tokens) > item_cap:
-            body = truncate_tokens(body, item_cap - 1, tokens=tokens) + ELLIPSIS
-            cut = True
-    line = f"- {body}"
-    return line, count_line(line), cut
+    line = list_lines([Item(id=0, text=text)], item_cap=item_cap)[0]
+    return line.text, line.tokens, line.cut
 
 
 # The same stored texts (facts, recalled entries) become the same lines on every run:
@@ -270,6 +262,7 @@ def list_lines(items: Sequence[Item], *, item_cap: int | None = None) -> list[Li
     if item_cap is not None:
         cap = item_cap
 
+        # Each body is counted, and cut if need be, from one encoding.
         def over_cap(tokens: list[int]) -> list[int] | None:
             return tokens if len(tokens) > cap else None
 

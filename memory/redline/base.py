@@ -19,6 +19,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ahocorasick_rs import AhoCorasick, Implementation
@@ -250,6 +251,16 @@ def ahead(text: str, pos: int, hi: int, reach: float = REACH) -> int:
 
 def words(spaced: str) -> tuple[str, ...]:
     return tuple(spaced.split())
+
+
+DATA_DIR: Final = Path(__file__).with_name("data")
+
+
+def data_words(name: str) -> tuple[str, ...]:
+    """The words of the red line's data file ``name`` (``data/``): whitespace-separated,
+    lines that start with ``#`` are comments."""
+    text = (DATA_DIR / name).read_text(encoding="utf-8")
+    return tuple(w for line in text.splitlines() if not line.startswith("#") for w in line.split())
 
 
 def en(*terms: str) -> str:

@@ -31,6 +31,7 @@ from typing import Final
 from ahocorasick_rs import AhoCorasick, Implementation, MatchKind
 
 from memory.redline.base import (
+    DATA_DIR,
     THRESHOLD,
     Anchors,
     Candidate,
@@ -40,6 +41,7 @@ from memory.redline.base import (
     LatinWords,
     anchored_matches,
     back,
+    data_words,
     en,
     fast_compile,
     followed_by,
@@ -47,7 +49,7 @@ from memory.redline.base import (
 )
 from memory.redline.persons import persons, segment, subject_of
 
-DATA_FILE: Final = Path(__file__).with_name("data") / "health_terms.txt"
+DATA_FILE: Final = DATA_DIR / "health_terms.txt"
 # The THUOCL medical list's most frequent entries are words of the field, not conditions
 # (医院, 检查, 恢复, 治疗, 患者, 医生): a term of an extra list is kept only if it is rarer
 # than this, or if it names a condition by its head (see _HEAD).
@@ -79,10 +81,7 @@ def curate(lines: Iterable[str]) -> list[str]:
 @cache
 def vocabulary() -> tuple[str, ...]:
     """The health terms: the packaged list, plus a curated extra list if configured."""
-    terms: list[str] = []
-    for line in DATA_FILE.read_text(encoding="utf-8").splitlines():
-        if not line.startswith("#"):
-            terms += line.split()
+    terms = list(data_words(DATA_FILE.name))
     extra = os.environ.get("REDLINE_MEDICAL_TERMS", "")
     if extra and Path(extra).is_file():
         terms += curate(Path(extra).read_text(encoding="utf-8").splitlines())

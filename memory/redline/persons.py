@@ -36,12 +36,11 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
-from pathlib import Path
 from typing import Final
 
 import rjieba
 
-from memory.redline.base import Doc, fast_compile, words
+from memory.redline.base import Doc, data_words, fast_compile, words
 
 __all__ = ["GROUP_RE", "PersonRef", "Subject", "persons", "segment", "subject_of"]
 
@@ -540,12 +539,7 @@ def _clause_initial_names(sentence: str, tags: tuple[tuple[str, str], ...]) -> l
 
 # Characters that open many person names in the segmenter's dictionary (a statistic of
 # its data, built by benchmarks/data/build_surname_chars.py, not a list grown by hand).
-_SURNAME_CHARS_FILE: Final = Path(__file__).with_name("data") / "surname_chars.txt"
-_SURNAME_CHARS: Final = frozenset(
-    line.strip()
-    for line in _SURNAME_CHARS_FILE.read_text(encoding="utf-8").splitlines()
-    if line.strip() and not line.startswith("#")
-)
+_SURNAME_CHARS: Final = frozenset(data_words("surname_chars.txt"))
 # What the segmenter makes of a given name that is also a word (欣然 d, 浩然 a, 子轩 n).
 _WORD_GIVEN_TAGS: Final = frozenset(
     {"a", "ad", "an", "ag", "d", "n", "ng", "nr", "nrfg", "nrt", "nz", "z", "i", "l"}
