@@ -31,23 +31,21 @@ Data layout and speed
     Postings are stored per term as parallel ``int32`` slot and ``uint16`` tf arrays
     (6 bytes a posting; a tf above 65535 is stored as 65535), slots ascending. A bulk
     build (:meth:`RecallIndex.from_documents`) writes them into one CSR block with one
-    sort; entries added later append to a growable tail per term (capacity doubling),
-    so an add costs amortised O(distinct terms). Removal marks the entry's slot dead (its
-    postings stay as tombstones, ignored at search) and updates document frequencies.
-    The index compacts itself (tails merged into a new block, dead entries dropped) when
-    the tails reach a quarter of the block or dead slots a quarter of all slots, which
-    keeps both the extra memory and the amortised cost bounded.
+    sort; entries added later append to a tail per term, a region of one shared arena
+    whose capacity doubles when it is full (the old region is left behind until the next
+    compaction), so an add costs amortised O(distinct terms). Removal marks the entry's
+    slot dead (its postings stay as tombstones, ignored at search) and updates document
+    frequencies. The index compacts itself (tails merged into a new block, dead entries
+    dropped) when the tails reach a quarter of the block or dead slots a quarter of all
+    slots, which keeps both the extra memory and the amortised cost bounded.
 
-    A search is exact top-k BM25 with MaxScore pruning: terms are taken by decreasing
-    upper bound (from each term's largest tf and shortest entry) and accumulated densely
-    into a per-slot array; as soon as the k-th best partial score exceeds what the
-    remaining terms could add to an entry that has not been seen yet, only the few
-    entries that can still reach the top k are carried on, and the remaining (common,
-    long) terms are looked up for them alone (by binary search, or through a slot ->
-    candidate map when the list is short). Of those candidates, the 64 with the best
-    partial scores are scored completely first: the k-th best of their full scores is a
-    lower bound of the final k-th best that drops most other candidates at once. Ties at
-    the k-th place go to the lower ``doc_id``, as everywhere else.
+    A search is exact top-k BM25 with MaxScore pruning, compiled
+    (:mod:`memory.recall.kernel`): terms are taken by decreasing upper bound (from each
+    term's largest tf and shortest entry) and accumulated densely per slot until the
+    k-th best score seen exceeds what the remaining terms could add to an entry not yet
+    seen; the remaining (common, long) terms are then looked up for the few entries that
+    can still reach the top k. Ties at the k-th place go to the lower ``doc_id``, as
+    everywhere else.
 """
 
 from __future__ import annotations
@@ -61,6 +59,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.recall.gating import Evidence, QueryEvidence, relevance_many
+from memory.recall.kernel import top_k
 from memory.recall.tokenize import is_cjk_term
 
 __all__ = [
@@ -86,31 +85,14 @@ _COMPACT_DEAD_SHARE = 0.25
 _TAIL_SHARE = 0.25
 _TAIL_MIN = 1 << 16
 _MIN_CAPACITY = 8
-# MaxScore: try to prune before a term with more postings than this share of the slots
-# (and at least _PRUNE_MIN_POSTINGS).
-_PRUNE_SHARE = 1 / 64
-_PRUNE_MIN_POSTINGS = 2048
-_PRUNE_MAX_CANDIDATES = 1 / 32
-# Slots of short postings lists kept to estimate the k-th best score cheaply.
-_POOL_LIMIT = 8192
-_RETRY_SHRINK = 0.75
-# Once pruned: score this many best candidates completely first (when there are more than
-# _HEAD_FACTOR times as many), and look a term's postings up by binary search when the
-# list is more than _SEARCH_RATIO times longer than the candidates.
-_HEAD = 64
-# Postings whose saturation ratios an index keeps between searches (12 bytes each).
-_RATIO_POSTINGS = 1 << 18
-_HEAD_FACTOR = 4
-_SEARCH_RATIO = 8
-
-# Postings are stored compactly (6 bytes each) and widened per list at search time:
-# numpy scatters with native-width (intp) indices about twice as fast as with int32 ones.
+# Postings are stored compactly: 6 bytes each.
 _SLOT = np.int32
 _TF = np.uint16
 _TF_MAX = int(np.iinfo(_TF).max)  # a larger tf is stored as this (BM25 saturates long before)
 IntArray = npt.NDArray[np.int32]
 TfArray = npt.NDArray[np.uint16]
 FloatArray = npt.NDArray[np.float32]
+_NO_SLOTS: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,25 +129,6 @@ class _Vocab(dict[str, int]):
         return tid
 
 
-class _Growable:
-    """A term's tail postings: slot and tf arrays with spare capacity (doubling)."""
-
-    __slots__ = ("n", "slots", "tfs")
-
-    def __init__(self) -> None:
-        self.slots: IntArray = np.empty(_MIN_CAPACITY, dtype=_SLOT)
-        self.tfs: TfArray = np.empty(_MIN_CAPACITY, dtype=_TF)
-        self.n = 0
-
-    def append(self, slot: int, tf: int) -> None:
-        if self.n == len(self.slots):
-            self.slots = np.resize(self.slots, 2 * self.n)
-            self.tfs = np.resize(self.tfs, 2 * self.n)
-        self.slots[self.n] = slot
-        self.tfs[self.n] = tf
-        self.n += 1
-
-
 def _grow[T: np.generic](array: npt.NDArray[T], size: int, fill: float = 0) -> npt.NDArray[T]:
     """``array`` with room for at least ``size`` items (doubling), new items ``fill``."""
     if size <= len(array):
@@ -191,17 +154,20 @@ class RecallIndex:
         self.b = float(b)
         self.prior_docs = int(prior_docs)
         self._vocab = _Vocab()
-        # Per term id: live document frequency, largest tf and shortest entry ever seen
-        # (the last two only bound a term's contribution; stale values stay valid bounds).
+        # Per term id: live document frequency.
         self._df: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        self._tfmax: FloatArray = np.zeros(0, dtype=np.float32)
-        self._dlmin: FloatArray = np.zeros(0, dtype=np.float32)
         # Bulk-built postings (CSR by term id); terms past len(_ptr) - 1 have none there.
         self._ptr: npt.NDArray[np.int64] = np.zeros(1, dtype=np.int64)
         self._csr_slots: IntArray = np.zeros(0, dtype=_SLOT)
         self._csr_tfs: TfArray = np.zeros(0, dtype=_TF)
-        # Postings added one by one since the last bulk build: a growable tail per term.
-        self._tails: dict[int, _Growable] = {}
+        # Postings added one by one since the last bulk build: per term id, a region
+        # [start, start + capacity) of the arena, of which the first `length` are used.
+        self._tail_start: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._tail_len: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._tail_cap: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._arena_slots: IntArray = np.zeros(0, dtype=_SLOT)
+        self._arena_tfs: TfArray = np.zeros(0, dtype=_TF)
+        self._arena_used = 0
         self._n_tail_postings = 0
         # Entries by slot.
         self._slot_of: dict[int, int] = {}
@@ -216,10 +182,6 @@ class RecallIndex:
         self._total_len = 0.0
         self._n_postings = 0  # distinct (entry, term) pairs over live entries
         self._norm_cache: tuple[float, int, FloatArray] | None = None
-        # Saturation ratios of the postings searched densely, by term (see _ratios).
-        self._ratio_norms: FloatArray | None = None
-        self._ratio_cache: dict[int, list[tuple[IntArray, npt.NDArray[np.intp], FloatArray]]] = {}
-        self._ratio_postings = 0
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -292,15 +254,12 @@ class RecallIndex:
         self._csr_slots = slots
         self._csr_tfs = tfs
         self._df = df
-        has = df > 0
-        tfmax = np.zeros(n_terms, dtype=np.float32)
-        dlmin = np.zeros(n_terms, dtype=np.float32)
-        if len(keys):
-            tfmax[has] = np.maximum.reduceat(tfs, ptr[:-1][has])
-            dlmin[has] = np.minimum.reduceat(lengths[slots], ptr[:-1][has])
-        self._tfmax = tfmax
-        self._dlmin = dlmin
-        self._tails = {}
+        self._tail_start = np.zeros(n_terms, dtype=np.int64)
+        self._tail_len = np.zeros(n_terms, dtype=np.int64)
+        self._tail_cap = np.zeros(n_terms, dtype=np.int64)
+        self._arena_slots = np.zeros(0, dtype=_SLOT)
+        self._arena_tfs = np.zeros(0, dtype=_TF)
+        self._arena_used = 0
         self._n_tail_postings = 0
         self._fwd = {}
         self._dead = []
@@ -339,8 +298,10 @@ class RecallIndex:
         n_terms = len(self._vocab)
         if n_terms > len(self._df):
             self._df = _grow(self._df, n_terms)
-            self._tfmax = _grow(self._tfmax, n_terms)
-            self._dlmin = _grow(self._dlmin, n_terms, fill=np.inf)
+        if n_terms > len(self._tail_len):
+            self._tail_start = _grow(self._tail_start, n_terms)
+            self._tail_len = _grow(self._tail_len, n_terms)
+            self._tail_cap = _grow(self._tail_cap, n_terms)
         slot = self._n_slots
         self._n_slots += 1
         self._doc_ids = _grow(self._doc_ids, self._n_slots)
@@ -351,18 +312,10 @@ class RecallIndex:
         self._dl[slot] = length
         self._alive[slot] = True
         self._slot_of[doc_id] = slot
-        tails = self._tails
         for tid, tf in counts.items():
-            tail = tails.get(tid)
-            if tail is None:
-                tail = tails[tid] = _Growable()
-            tail.append(slot, min(tf, _TF_MAX))
+            self._tail_append(tid, slot, min(tf, _TF_MAX))
         tids = np.fromiter(counts.keys(), dtype=np.int32, count=len(counts))
-        tfs = np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
-        np.minimum(tfs, _TF_MAX, out=tfs)
         self._df[tids] += 1
-        self._tfmax[tids] = np.maximum(self._tfmax[tids], tfs)
-        self._dlmin[tids] = np.minimum(self._dlmin[tids], np.float32(length))
         self._fwd[slot] = tids
         self._n_live += 1
         self._total_len += length
@@ -371,6 +324,26 @@ class RecallIndex:
         self._norm_cache = None
         if self._n_tail_postings > max(_TAIL_MIN, _TAIL_SHARE * len(self._csr_slots)):
             self.compact()
+
+    def _tail_append(self, tid: int, slot: int, tf: int) -> None:
+        """Append a posting to term ``tid``'s tail, moving the tail to a region of twice
+        its capacity at the arena's end when it is full."""
+        length = int(self._tail_len[tid])
+        if length == self._tail_cap[tid]:
+            capacity = max(_MIN_CAPACITY, 2 * length)
+            start = self._arena_used
+            self._arena_used += capacity
+            self._arena_slots = _grow(self._arena_slots, self._arena_used)
+            self._arena_tfs = _grow(self._arena_tfs, self._arena_used)
+            old = int(self._tail_start[tid])
+            self._arena_slots[start : start + length] = self._arena_slots[old : old + length]
+            self._arena_tfs[start : start + length] = self._arena_tfs[old : old + length]
+            self._tail_start[tid] = start
+            self._tail_cap[tid] = capacity
+        at = int(self._tail_start[tid]) + length
+        self._arena_slots[at] = slot
+        self._arena_tfs[at] = tf
+        self._tail_len[tid] = length + 1
 
     def remove(self, doc_id: int) -> bool:
         """Remove an entry; return whether it was indexed."""
@@ -405,10 +378,11 @@ class RecallIndex:
         parts_terms = [np.repeat(np.arange(n_csr_terms, dtype=np.int64), np.diff(self._ptr))]
         parts_slots = [self._csr_slots]
         parts_tfs = [self._csr_tfs]
-        for tid, tail in self._tails.items():
-            parts_terms.append(np.full(tail.n, tid, dtype=np.int64))
-            parts_slots.append(tail.slots[: tail.n])
-            parts_tfs.append(tail.tfs[: tail.n])
+        for tid in np.flatnonzero(self._tail_len).tolist():
+            tail_slots, tail_tfs = self._tail(tid)
+            parts_terms.append(np.full(len(tail_slots), tid, dtype=np.int64))
+            parts_slots.append(tail_slots)
+            parts_tfs.append(tail_tfs)
         term_ids = np.concatenate(parts_terms)
         slots = np.concatenate(parts_slots)
         tfs = np.concatenate(parts_tfs)
@@ -474,10 +448,15 @@ class RecallIndex:
             lo, hi = int(self._ptr[tid]), int(self._ptr[tid + 1])
             if hi > lo:
                 out.append((self._csr_slots[lo:hi], self._csr_tfs[lo:hi]))
-        tail = self._tails.get(tid)
-        if tail is not None and tail.n:
-            out.append((tail.slots[: tail.n], tail.tfs[: tail.n]))
+        if tid < len(self._tail_len) and self._tail_len[tid]:
+            out.append(self._tail(tid))
         return out
+
+    def _tail(self, tid: int) -> tuple[IntArray, TfArray]:
+        """Term ``tid``'s tail postings (views of the arena)."""
+        start = int(self._tail_start[tid])
+        end = start + int(self._tail_len[tid])
+        return self._arena_slots[start:end], self._arena_tfs[start:end]
 
     def search(
         self,
@@ -575,27 +554,32 @@ class RecallIndex:
         masses = term_weights * idfs
         if not masses.max() > 0.0:
             return None
-        avgdl, norms = self._norms()
-        # Upper bound of each term's contribution: largest tf in the shortest entry.
-        tfmax = self._tfmax[tids].astype(np.float64)
-        dlmin = self._dlmin[tids].astype(np.float64)
-        bound_norm = self.k1 * (1.0 - self.b + self.b * dlmin / avgdl)
-        bounds = masses * (self.k1 + 1.0) * tfmax / (tfmax + bound_norm)
-        order = np.argsort(-bounds, kind="stable")
-        order = order[masses[order] > 0.0]
-        blocked = self._blocked(exclude)
-        slots_sel, raws = self._accumulate(
-            [int(t) for t in tids[order]],
-            masses[order],
-            bounds[order],
+        _avgdl, norms = self._norms()
+        informative = masses > 0.0
+        ordered = tids[informative]
+        # A term's block postings are ptr[t]:ptr[t + 1]; a term newer than the block has
+        # none there (both ends clip to the block's end), only a tail.
+        last = len(self._ptr) - 1
+        tail_lo = self._tail_start[ordered]
+        slots, raws = top_k(
+            self._ptr[np.minimum(ordered, last)],
+            self._ptr[np.minimum(ordered + 1, last)],
+            tail_lo,
+            tail_lo + self._tail_len[ordered],
+            (masses[informative] * (self.k1 + 1.0)).astype(np.float32),
+            self._csr_slots,
+            self._csr_tfs,
+            self._arena_slots,
+            self._arena_tfs,
             norms,
-            k,
-            blocked,
+            self._blocked(exclude),
+            int(k),
         )
-        top_slots, top_raws = self._top(slots_sel, raws, k)
+        # The kernel returns every entry tied with the k-th best: ties go to the lower doc_id.
+        top = np.lexsort((self._doc_ids[slots], -raws))[:k]
         return _Ranked(
-            slots=top_slots,
-            raws=top_raws,
+            slots=slots[top],
+            raws=raws[top].astype(np.float64),
             term_weights=term_weights,
             term_df=term_df,
             masses=masses,
@@ -604,7 +588,7 @@ class RecallIndex:
             unknown_cjk=unknown_cjk,
         )
 
-    def _blocked(self, exclude: Collection[int]) -> npt.NDArray[np.int64] | None:
+    def _blocked(self, exclude: Collection[int]) -> npt.NDArray[np.int64]:
         """Slots that must not be returned: dead entries and the excluded ones."""
         parts: list[npt.NDArray[np.int64]] = []
         if self._dead:
@@ -616,229 +600,8 @@ class RecallIndex:
             if excluded:
                 parts.append(np.asarray(excluded, dtype=np.int64))
         if not parts:
-            return None
+            return _NO_SLOTS
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-    def _accumulate(
-        self,
-        term_ids: list[int],
-        masses: npt.NDArray[np.float64],
-        bounds: npt.NDArray[np.float64],
-        norms: FloatArray,
-        k: int,
-        blocked: npt.NDArray[np.int64] | None,
-    ) -> tuple[npt.NDArray[np.int64] | None, FloatArray]:
-        """Exact BM25 of every entry that can be in the top ``k`` (MaxScore).
-
-        Terms come by decreasing upper bound. Returns ``(None, dense scores by slot)``
-        or, once pruned, ``(candidate slots, their scores)``: an entry left out cannot
-        reach the top ``k`` because its partial score plus the bounds of the terms not
-        yet added stays below the k-th best partial score.
-        """
-        n = self._n_slots
-        k1p1 = self.k1 + 1.0
-        scores = np.zeros(n, dtype=np.float32)
-        if blocked is not None:
-            scores[blocked] = -np.inf
-        # remaining[i]: the most that terms i, i+1, ... can add to one entry.
-        remaining = np.append(np.cumsum(bounds[::-1])[::-1], 0.0)
-        half = 0.5 * float(remaining[0])
-        long_postings = max(_PRUNE_MIN_POSTINGS, int(n * _PRUNE_SHARE))
-        # The entries of the first (rarest, strongest) terms: their k-th best partial
-        # score is a cheap lower bound of the k-th best overall.
-        pool: npt.NDArray[np.int64] | None = None
-        pool_parts: list[IntArray] = []
-        # After a failed attempt, try again only once the bound of the terms left has
-        # shrunk by a quarter (an attempt scans every slot).
-        attempt_below = half
-        for i, tid in enumerate(term_ids):
-            segments = self._segments(tid)
-            size = sum(len(slots) for slots, _ in segments)
-            # Pruning can only succeed once the terms done could outweigh the rest.
-            if size > long_postings and k < n and remaining[i] <= attempt_below:
-                attempt_below = _RETRY_SHRINK * float(remaining[i])
-                if pool is None and pool_parts:
-                    pool = _distinct_slots(pool_parts, n)
-                theta = 0.0
-                if pool is not None and len(pool) >= k:
-                    theta = float(np.partition(scores[pool], len(pool) - k)[len(pool) - k])
-                floor = theta * (1.0 - 1e-6) - float(remaining[i])
-                if floor > 0.0:
-                    above = scores >= floor
-                    if np.count_nonzero(above) <= n * _PRUNE_MAX_CANDIDATES:
-                        candidates = np.flatnonzero(above)
-                        return self._finish(
-                            candidates,
-                            scores[candidates],
-                            term_ids[i:],
-                            masses[i:],
-                            remaining[i:],
-                            norms,
-                            k,
-                        )
-            mass = np.float32(masses[i] * k1p1)
-            for slots, wide, ratios in self._ratios(tid, segments, norms):
-                if pool is None and sum(map(len, pool_parts)) < _POOL_LIMIT:
-                    pool_parts.append(slots)
-                np.add.at(scores, wide, ratios * mass)
-        return None, scores
-
-    def _ratios(
-        self, tid: int, segments: list[tuple[IntArray, TfArray]], norms: FloatArray
-    ) -> list[tuple[IntArray, npt.NDArray[np.intp], FloatArray]]:
-        """A term's postings with their BM25 saturation ``tf / (tf + norm)`` (float32, the
-        same values :func:`_saturation` computes before scaling by the mass), memoised per
-        term while the length normalisers stay the same (any change to the index makes
-        :meth:`_norms` return a new array). At most :data:`_RATIO_POSTINGS` postings are
-        kept, the terms of the first queries first.
-        """
-        if self._ratio_norms is not norms:
-            self._ratio_norms = norms
-            self._ratio_cache = {}
-            self._ratio_postings = 0
-        cached = self._ratio_cache.get(tid)
-        if cached is not None:
-            return cached
-        out = []
-        for slots, tfs in segments:
-            wide = slots.astype(np.intp)
-            ratios = np.take(norms, wide)
-            ratios += tfs
-            np.divide(tfs, ratios, out=ratios)
-            out.append((slots, wide, ratios))
-        size = sum(len(slots) for slots, _ in segments)
-        if self._ratio_postings + size <= _RATIO_POSTINGS:
-            self._ratio_cache[tid] = out
-            self._ratio_postings += size
-        return out
-
-    def _finish(
-        self,
-        candidates: npt.NDArray[np.int64],
-        partial: FloatArray,
-        term_ids: list[int],
-        masses: npt.NDArray[np.float64],
-        remaining: npt.NDArray[np.float64],
-        norms: FloatArray,
-        k: int,
-    ) -> tuple[npt.NDArray[np.int64], FloatArray]:
-        """Add the remaining terms for the candidates only, pruning them as we go.
-
-        The ``_HEAD`` candidates with the best partial scores are scored completely first:
-        the k-th best of their full scores bounds the final k-th best from below, and
-        most other candidates fall short of it by more than the remaining terms can add.
-        """
-        theta = 0.0
-        if len(candidates) > _HEAD_FACTOR * _HEAD and k <= _HEAD:
-            head_at = np.argpartition(partial, len(partial) - _HEAD)[-_HEAD:]
-            head = candidates[head_at]
-            head_scores = self._add_terms(head, partial[head_at], term_ids, masses, norms[head])
-            theta = float(np.partition(head_scores, _HEAD - k)[_HEAD - k])
-            keep = partial >= theta * (1.0 - 1e-6) - float(remaining[0])
-            keep[head_at] = False
-            rest, rest_scores = self._prune_terms(
-                candidates[keep], partial[keep], term_ids, masses, remaining, norms, k, theta
-            )
-            return np.concatenate((head, rest)), np.concatenate((head_scores, rest_scores))
-        return self._prune_terms(candidates, partial, term_ids, masses, remaining, norms, k, theta)
-
-    def _add_terms(
-        self,
-        candidates: npt.NDArray[np.int64],
-        partial: FloatArray,
-        term_ids: list[int],
-        masses: npt.NDArray[np.float64],
-        cand_norms: FloatArray,
-    ) -> FloatArray:
-        """``partial`` plus the given terms, for a few candidates (binary search)."""
-        k1p1 = self.k1 + 1.0
-        partial = partial.copy()
-        narrow = candidates.astype(_SLOT)
-        for tid, term_mass in zip(term_ids, masses.tolist(), strict=True):
-            mass = np.float32(term_mass * k1p1)
-            for slots, tfs in self._segments(tid):
-                pos = np.searchsorted(slots, narrow)
-                np.minimum(pos, len(slots) - 1, out=pos)
-                found = np.flatnonzero(slots[pos] == narrow)
-                if len(found):
-                    tf = tfs[pos[found]]
-                    np.add.at(partial, found, _saturation(tf, np.take(cand_norms, found), mass))
-        return partial
-
-    def _prune_terms(
-        self,
-        candidates: npt.NDArray[np.int64],
-        partial: FloatArray,
-        term_ids: list[int],
-        masses: npt.NDArray[np.float64],
-        remaining: npt.NDArray[np.float64],
-        norms: FloatArray,
-        k: int,
-        theta_floor: float,
-    ) -> tuple[npt.NDArray[np.int64], FloatArray]:
-        """Add the terms term by term, dropping the candidates that fall out of reach.
-
-        ``theta_floor`` is a known lower bound of the final k-th best score (0 if none).
-        """
-        k1p1 = self.k1 + 1.0
-        position = np.full(self._n_slots, -1, dtype=np.int64)  # slot -> index in candidates
-        position[candidates] = np.arange(len(candidates))
-        cand_norms = norms[candidates]
-        for j, (tid, term_mass) in enumerate(zip(term_ids, masses.tolist(), strict=True)):
-            if not len(candidates):
-                break
-            mass = np.float32(term_mass * k1p1)
-            for slots, tfs in self._segments(tid):
-                if len(candidates) * _SEARCH_RATIO < len(slots):
-                    narrow = candidates.astype(_SLOT)  # (a wider key would copy the list)
-                    pos = np.searchsorted(slots, narrow)
-                    np.minimum(pos, len(slots) - 1, out=pos)
-                    found = np.flatnonzero(slots[pos] == narrow)
-                    tf = tfs[pos[found]]
-                else:
-                    where = np.take(position, slots)
-                    hit = where >= 0
-                    found = where[hit]
-                    tf = tfs[hit]
-                if len(found):
-                    np.add.at(partial, found, _saturation(tf, np.take(cand_norms, found), mass))
-            # Drop the candidates that can no longer reach the top k (every other term: a
-            # pass costs about as much as adding a term).
-            if j % 2 == 1 or j + 1 == len(term_ids):
-                theta = theta_floor
-                if len(candidates) > k:
-                    theta = max(theta, float(np.partition(partial, len(partial) - k)[-k]))
-                keep = partial >= theta * (1.0 - 1e-6) - float(remaining[j + 1])
-                if not keep.all():
-                    position[candidates[~keep]] = -1
-                    candidates, partial, cand_norms = (
-                        candidates[keep],
-                        partial[keep],
-                        cand_norms[keep],
-                    )
-                    position[candidates] = np.arange(len(candidates))
-        return candidates, partial
-
-    def _top(
-        self,
-        slots: npt.NDArray[np.int64] | None,
-        raws: FloatArray,
-        k: int,
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-        """The slots and raw scores of the ``k`` best entries (ties: lower ``doc_id``)."""
-        positive = np.flatnonzero(raws > 0.0)  # also avoids partitioning many zeros
-        values = raws[positive]
-        n = len(values)
-        picked = positive
-        if k < n:
-            # Everything tied with the k-th best too, so that ties go to the lower doc_id.
-            kth = np.partition(values, n - k)[n - k]
-            picked = positive[values >= kth]
-        top = raws[picked]
-        chosen = picked if slots is None else slots[picked]
-        doc_ids = self._doc_ids[chosen]
-        order = np.lexsort((doc_ids, -top))[:k]
-        return chosen[order].astype(np.int64), top[order].astype(np.float64)
 
     # ------------------------------------------------------------- statistics
     @property
@@ -855,39 +618,24 @@ class RecallIndex:
         """Approximate memory held by the index's arrays (not the Python dicts)."""
         arrays: list[npt.NDArray[np.generic]] = [
             self._df,
-            self._tfmax,
-            self._dlmin,
             self._ptr,
             self._csr_slots,
             self._csr_tfs,
             self._doc_ids,
             self._dl,
             self._alive,
+            self._tail_start,
+            self._tail_len,
+            self._tail_cap,
+            self._arena_slots,
+            self._arena_tfs,
         ]
-        tails = sum(t.slots.nbytes + t.tfs.nbytes for t in self._tails.values())
-        return sum(a.nbytes for a in arrays) + tails
+        return sum(a.nbytes for a in arrays)
 
 
 def _slot_bits(n_docs: int) -> int:
     """Bits that hold a slot number in a packed ``term_id << bits | slot`` key."""
     return max(1, (n_docs - 1).bit_length())
-
-
-def _saturation(tfs: TfArray, norms: FloatArray, mass: np.float32) -> FloatArray:
-    """``mass * tf / (tf + norm)`` elementwise, computed in place in ``norms``."""
-    norms += tfs
-    np.divide(tfs, norms, out=norms)
-    norms *= mass
-    return norms
-
-
-def _distinct_slots(parts: list[IntArray], n: int) -> npt.NDArray[np.int64]:
-    """The distinct slots of ``parts`` (each below ``n``), ascending: one pass over a mask
-    of the ``n`` slots, cheaper than sorting the parts."""
-    mask = np.zeros(n, dtype=np.bool_)
-    for part in parts:
-        mask[part] = True
-    return np.flatnonzero(mask)
 
 
 def _as_weights(query_terms: Sequence[str] | Mapping[str, float]) -> dict[str, float]:

@@ -6,14 +6,12 @@ Pure Python + numpy: runs without Django settings (``-p no:django``).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import memory.recall.index as index_module
 from memory.recall import query as query_module
 from memory.recall.gating import (
     DEFAULT_THRESHOLD,
@@ -161,21 +159,6 @@ CORPUS = st.dictionaries(st.integers(min_value=0, max_value=10_000), DOC, min_si
 QUERY = st.dictionaries(TERMS, st.floats(min_value=0.1, max_value=3.0), min_size=1, max_size=6)
 
 
-@pytest.fixture(params=["take", "search"])
-def always_prune(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Make MaxScore pruning kick in even on tiny indexes, scoring a small head of the
-    candidates first, and look postings up by position or by binary search."""
-    monkeypatch.setattr(index_module, "_PRUNE_MIN_POSTINGS", 0)
-    monkeypatch.setattr(index_module, "_PRUNE_SHARE", 0.0)
-    monkeypatch.setattr(index_module, "_PRUNE_MAX_CANDIDATES", 1.0)
-    monkeypatch.setattr(index_module, "_POOL_LIMIT", 4)
-    monkeypatch.setattr(index_module, "_RETRY_SHRINK", 1.0)
-    monkeypatch.setattr(index_module, "_HEAD", 4)
-    monkeypatch.setattr(index_module, "_HEAD_FACTOR", 1)
-    monkeypatch.setattr(index_module, "_SEARCH_RATIO", 1000 if request.param == "take" else 0)
-    yield
-
-
 def _expected(corpus: dict[int, list[str]], query: dict[str, float], k: int) -> list[float]:
     reference = brute_force_raw(corpus, query)
     return sorted((v for v in reference.values() if v > 1e-9), reverse=True)[:k]
@@ -212,11 +195,26 @@ def test_bulk_index_matches_brute_force(
 
 
 @_SETTINGS
-@given(corpus=CORPUS, query=QUERY, k=st.integers(min_value=1, max_value=8))
-def test_pruned_search_matches_brute_force(
-    always_prune: None, corpus: dict[int, list[str]], query: dict[str, float], k: int
+@given(
+    corpus=CORPUS,
+    added=st.lists(st.tuples(st.integers(min_value=10_001, max_value=10_060), DOC), max_size=60),
+    query=QUERY,
+    k=st.integers(min_value=1, max_value=8),
+)
+def test_tails_in_the_arena_match_brute_force(
+    corpus: dict[int, list[str]],
+    added: list[tuple[int, list[str]]],
+    query: dict[str, float],
+    k: int,
 ) -> None:
-    _check(RecallIndex.from_documents(corpus.items()), corpus, query, k)
+    """Entries added one by one (tails moved and doubled in the shared arena, upserts
+    among them) score as the reference does."""
+    index = RecallIndex.from_documents(corpus.items())
+    final = dict(corpus)
+    for doc_id, doc_terms in added:
+        index.add(doc_id, doc_terms)
+        final[doc_id] = doc_terms
+    _check(index, final, query, k)
 
 
 @_SETTINGS
@@ -225,20 +223,13 @@ def test_pruned_search_matches_brute_force(
     extra=CORPUS,
     removed=st.sets(st.integers(min_value=0, max_value=10_000), max_size=30),
     query=QUERY,
-    prune=st.booleans(),
 )
 def test_incremental_add_remove_equals_rebuild(
     corpus: dict[int, list[str]],
     extra: dict[int, list[str]],
     removed: set[int],
     query: dict[str, float],
-    prune: bool,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    if prune:
-        monkeypatch.setattr(index_module, "_PRUNE_MIN_POSTINGS", 0)
-        monkeypatch.setattr(index_module, "_PRUNE_SHARE", 0.0)
-        monkeypatch.setattr(index_module, "_PRUNE_MAX_CANDIDATES", 1.0)
     index = RecallIndex.from_documents(corpus.items())
     final = dict(corpus)
     for doc_id, doc_terms in extra.items():  # adds and upserts
@@ -264,7 +255,7 @@ def test_incremental_add_remove_equals_rebuild(
         assert index.document_frequency(term) == rebuilt.document_frequency(term)
 
 
-def test_ties_at_the_kth_place_go_to_the_lower_doc_ids(always_prune: None) -> None:
+def test_ties_at_the_kth_place_go_to_the_lower_doc_ids() -> None:
     corpus = {doc_id: ["rare", "pad", "x"] for doc_id in range(300, 0, -1)}
     corpus.update({i: ["pad", "y", "z"] if i % 5 else [f"u{i}"] for i in range(1000, 3000)})
     index = RecallIndex.from_documents(corpus.items())
