@@ -39,13 +39,10 @@ Data layout and speed
     dropped) when the tails reach a quarter of the block or dead slots a quarter of all
     slots, which keeps both the extra memory and the amortised cost bounded.
 
-    A search is exact top-k BM25 with MaxScore pruning, compiled
-    (:mod:`memory.recall.kernel`): terms are taken by decreasing upper bound (from each
-    term's largest tf and shortest entry) and accumulated densely per slot until the
-    k-th best score seen exceeds what the remaining terms could add to an entry not yet
-    seen; the remaining (common, long) terms are then looked up for the few entries that
-    can still reach the top k. Ties at the k-th place go to the lower ``doc_id``, as
-    everywhere else.
+    A search is exact top-k BM25, compiled (:mod:`memory.recall.kernel`): every posting
+    of the query's informative terms is added into a per-slot score, a span of slots at a
+    time, and only the entries that reach the k-th largest block maximum are compared
+    exactly. Ties at the k-th place go to the lower ``doc_id``, as everywhere else.
 """
 
 from __future__ import annotations
@@ -532,24 +529,25 @@ class RecallIndex:
         weights = _as_weights(query_terms)
         vocab = self._vocab
         df = self._df
-        known: list[tuple[int, float]] = []
-        known_cjk: list[bool] = []
-        unknown_weight = 0.0  # weight of the query terms that no entry contains
-        unknown_cjk = 0.0  # the part of it carried by CJK terms
-        for term, weight in weights.items():
-            tid = vocab.get(term)
-            if tid is not None and df[tid] > 0:
-                known.append((tid, weight))
-                known_cjk.append(is_cjk_term(term))
-            else:
-                unknown_weight += weight
-                if is_cjk_term(term):
-                    unknown_cjk += weight
-        if not known:
+        count = len(weights)
+        looked_up = map(vocab.get, weights, itertools.repeat(-1))
+        all_tids = np.fromiter(looked_up, dtype=np.int64, count=count)
+        all_df = np.zeros(count, dtype=np.int64)
+        found = all_tids >= 0
+        all_df[found] = df[all_tids[found]]
+        known = all_df > 0
+        if not known.any():
             return None
-        tids = np.fromiter((t for t, _ in known), dtype=np.int64, count=len(known))
-        term_weights = np.fromiter((w for _, w in known), dtype=np.float64, count=len(known))
-        term_df = df[tids]
+        all_weights = np.fromiter(weights.values(), dtype=np.float64, count=count)
+        all_cjk = np.fromiter(map(is_cjk_term, weights), dtype=np.bool_, count=count)
+        # Weight of the query terms that no entry contains, and the part of it carried by
+        # CJK terms: summed one by one in query order, as the gate was fitted.
+        unknown_weight = sum(all_weights[~known].tolist(), 0.0)
+        unknown_cjk = sum(all_weights[~known & all_cjk].tolist(), 0.0)
+        tids = all_tids[known]
+        term_weights = all_weights[known]
+        known_cjk = all_cjk[known]
+        term_df = all_df[known]
         idfs = self.idf(term_df)
         masses = term_weights * idfs
         if not masses.max() > 0.0:
@@ -583,7 +581,7 @@ class RecallIndex:
             term_weights=term_weights,
             term_df=term_df,
             masses=masses,
-            known_cjk=np.asarray(known_cjk),
+            known_cjk=known_cjk,
             unknown_weight=unknown_weight,
             unknown_cjk=unknown_cjk,
         )
