@@ -11,7 +11,7 @@ from typing import Final
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
-from memory.redline import grades, health
+from memory.redline import grades, health, persons
 from memory.redline.base import (
     PLACEHOLDERS,
     SENTENCE_DELIM_RE,
@@ -177,8 +177,11 @@ _SENTENCE_CACHE_LIMIT: Final = 1 << 14
 
 
 def clear_sentence_cache() -> None:
-    """Forget the cached sentences (benchmarks measure text never seen before with it)."""
+    """Forget everything cached by sentence text: the blocked spans here, and the
+    segmentations and person references of :mod:`memory.redline.persons` (benchmarks
+    measure text never seen before with it)."""
     _SENTENCE_CACHE.clear()
+    persons.forget_sentences()
 
 
 def _is_word(ch: str) -> bool:

@@ -42,7 +42,15 @@ import rjieba
 
 from memory.redline.base import Doc, data_words, fast_compile, words
 
-__all__ = ["GROUP_RE", "PersonRef", "Subject", "persons", "segment", "subject_of"]
+__all__ = [
+    "GROUP_RE",
+    "PersonRef",
+    "Subject",
+    "forget_sentences",
+    "persons",
+    "segment",
+    "subject_of",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -702,6 +710,13 @@ _ANY_RULE_REF_RE: Final = fast_compile(
         for p in _RULE_REF_RES
     )
 )
+
+
+def forget_sentences() -> None:
+    """Forget the segmentations and person references cached by sentence text (benchmarks
+    measure text never seen before with it)."""
+    segment.cache_clear()
+    _sentence_persons.cache_clear()
 
 
 def persons(doc: Doc, lo: int, hi: int) -> list[PersonRef]:
