@@ -279,6 +279,14 @@ def segment(sentence: str) -> tuple[tuple[str, str], ...]:
     return tuple(rjieba.tag(sentence))
 
 
+@lru_cache(maxsize=1 << 14)
+def word_tags(word: str) -> tuple[tuple[str, str], ...]:
+    """The segmenter's pairs of a word or of a probe of a few characters (王 + 可欣): a
+    fact of its dictionary and model, not of a text, so it stays cached when the sentence
+    caches are forgotten (a word recurs across texts that share no sentence)."""
+    return tuple(rjieba.tag(word))
+
+
 # The tags a name token can have; a nickname (小X, 阿X, XX) may also be a noun.
 _PERSON_TAGS: Final = _SURNAME_TAGS | _NAME_TAGS
 
@@ -452,7 +460,7 @@ def _time_tail(word: str) -> bool:
     """A token tagged a name whose tail is a time word (于 + 本周) is a preposition and a
     time, not a name."""
     tail = word[1:]
-    return len(tail) >= 2 and segment(tail) == ((tail, "t"),)
+    return len(tail) >= 2 and word_tags(tail) == ((tail, "t"),)
 
 
 def _given_name(word: str, tag: str) -> bool:
@@ -496,9 +504,9 @@ def _surname_start(chunk: str) -> int:
     """How many characters of ``chunk`` the segmenter's dictionary tags as a surname when
     they stand alone (周, 纪; a compound such as 司马, 诸葛), or 0."""
     pair = chunk[:2]
-    if len(pair) == 2 and rjieba.has_word(pair) and segment(pair) == ((pair, "nr"),):
+    if len(pair) == 2 and rjieba.has_word(pair) and word_tags(pair) == ((pair, "nr"),):
         return 2
-    return 1 if segment(chunk[:1]) == ((chunk[:1], "nr"),) else 0
+    return 1 if word_tags(chunk[:1]) == ((chunk[:1], "nr"),) else 0
 
 
 def _clause_initial_names(sentence: str, tags: tuple[tuple[str, str], ...]) -> list[PersonRef]:
@@ -523,7 +531,7 @@ def _clause_initial_names(sentence: str, tags: tuple[tuple[str, str], ...]) -> l
             if not (
                 len(chunk) == 4
                 and rjieba.has_word(pair)
-                and segment(pair)[0][1] in _COMPOUND_SURNAME_TAGS
+                and word_tags(pair)[0][1] in _COMPOUND_SURNAME_TAGS
                 and not rjieba.has_word(chunk[2:])
             ):
                 continue
@@ -598,7 +606,7 @@ def _reads_as_given_name(chunk: str) -> bool:
     if rjieba.has_word(chunk):
         return False
     for surname in _PROBE_SURNAMES:
-        tags = segment(surname + chunk)
+        tags = word_tags(surname + chunk)
         # ("x": a word only the segmenter's HMM built, as it does for many full names)
         if len(tags) == 1 and (tags[0][1] in _NAME_TAGS or tags[0][1] == "x"):
             return True
