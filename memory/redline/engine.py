@@ -7,6 +7,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from operator import itemgetter
 from typing import Final
 
 from ahocorasick_rs import AhoCorasick, Implementation
@@ -165,6 +166,11 @@ _ANCHOR_KEYS: Final = _anchor_keys()
 _TERM_LITERALS: Final = frozenset(
     i for i, lit in enumerate(_LITERALS) if lit in {t.lower() for t in health.term_set()}
 )
+# The English health words (matched in any case): a batch holding none of them needs no
+# pass of their automaton (every one is a literal of the trigger automaton).
+_LATIN_TERM_LITERALS: Final = frozenset(
+    i for i, lit in enumerate(_LITERALS) if lit in {t.lower() for t in health.latin_words()}
+)
 _ANY_CAPITAL_RE: Final = re.compile("[A-F]")
 # The separator of the sentences scanned together: a sentence delimiter that no grade or
 # health pattern can match across (unlike a line break, which \s matches).
@@ -233,7 +239,7 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
         ]
     if not entries:
         return []
-    entries.sort(key=lambda e: e[0])
+    entries.sort(key=itemgetter(0))
     reversed_text = ""
     found = len(entries) > _DELIMIT_ALL_FROM
     dots = "." in text
@@ -274,15 +280,23 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
         if hi <= lo or (out and out[-1] == (lo, hi)):
             continue
         sentence = text[lo:hi]
-        if sentence in _SENTENCE_CACHE or any(
-            check is None or check(text, start, end) for start, end, check in group
-        ):
+        if sentence in _SENTENCE_CACHE or _confirmed(text, group):
             out.append((lo, hi))
         elif len(_SENTENCE_CACHE) < _SENTENCE_CACHE_LIMIT:
             # Every trigger of the sentence is a loose anchor no match can hold: it has
             # no finding, and is remembered as such.
             _SENTENCE_CACHE[sentence] = ()
     return out
+
+
+def _confirmed(text: str, group: list[tuple[int, int, _Check | None]]) -> bool:
+    """Whether a trigger of the group counts: a literal without a check, or one its check
+    confirms. (A loop rather than any() over a generator, which ruff prefers: this runs
+    for every triggered sentence, and the generator cost several times the loop.)"""
+    for start, end, check in group:  # noqa: SIM110
+        if check is None or check(text, start, end):
+            return True
+    return False
 
 
 def _next_start(text: str, pos: int) -> int:
@@ -346,6 +360,7 @@ def _batch_doc(
     anchors: dict[str, list[int]] = {}
     terms: list[tuple[int, int]] = []
     term_set = health.term_set()
+    latin = False
     for i, start, end in triggers:
         k = bisect_right(starts, start) - 1
         if k < 0 or end > sentences[k][1]:
@@ -355,12 +370,13 @@ def _batch_doc(
             anchors.setdefault(key, []).append(at)
         if i in _TERM_LITERALS and text[start:end] in term_set:
             terms.append((at, at + end - start))
+        latin = latin or i in _LATIN_TERM_LITERALS
     terms.sort(key=lambda t: (t[0], -t[1]))
     longest: list[tuple[int, int]] = []
     for term in terms:  # leftmost-longest, as the vocabulary's automaton matches
         if not longest or term[0] >= longest[-1][1]:
             longest.append(term)
-    batch.anchors, batch.terms = anchors, longest
+    batch.anchors, batch.terms, batch.latin_terms = anchors, longest, latin
     return batch
 
 

@@ -608,7 +608,10 @@ class GradeRecogniser:
         anchored = _ANCHORS.positions(text) if doc.anchors is None else doc.anchors
         for pattern, kind, _, spec_sensitive in _ITEMS:
             if anchored is not None and kind in GATE_LITERALS:
-                matches = anchored_matches(doc, pattern, anchored.get(kind))
+                positions = anchored.get(kind)
+                if not positions:
+                    continue  # (most kinds have no anchor in a sentence)
+                matches = anchored_matches(doc, pattern, positions)
             elif kind == "letter" and LETTER_GATE_RE.search(text) is None:
                 continue  # every letter grade ends in a capital A-F standing alone
             else:

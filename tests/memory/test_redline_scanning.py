@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -178,6 +179,7 @@ def test_every_letter_grade_opens_its_gate() -> None:
 _DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
 
 
+@cache
 def _dev_texts() -> list[str]:
     rows = [
         json.loads(line)
@@ -244,6 +246,61 @@ def test_the_batch_reuses_what_its_own_automata_would_find() -> None:
         }
         own = [(s, e) for _, s, e in health._terms().find_matches_as_indexes(plain.text)]
         assert carried.terms == own
+        # (the flag may be set by a word the English automaton then rejects: 'flu' in
+        # 'fluent'; never unset where it finds one)
+        assert carried.latin_terms or not health.latin_terms().spans(plain.text)
+
+
+# Sentences that exercise the English vocabulary and its word boundaries (carried flag).
+_ENGLISH = (
+    "Tom has asthma, he told me.",
+    "Lily的ADHD最近好转了",
+    "我教English，very fluent的project",
+    "他做了CT检查。",
+    "She got the flu last week",
+)
+_SEPARATORS = ("\n", "。", "，", " ", "!", "……", "", ". ")
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_the_prefiltered_batch_finds_what_the_full_batch_finds(data: st.DataObject) -> None:
+    # Texts composed of labelled sentences (grades, health, ordinary text, English): the
+    # batch scanned with what the trigger pass carries (anchors, health terms, whether an
+    # English health word is there) finds exactly what the recognisers find on it alone,
+    # and the gated scan finds what a scan of every sentence, nothing carried, finds.
+    pool = [*_dev_texts(), *_ENGLISH]
+    parts = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=6))
+    seps = data.draw(
+        st.lists(st.sampled_from(_SEPARATORS), min_size=len(parts), max_size=len(parts))
+    )
+    text = "".join(p + sep for p, sep in zip(parts, seps, strict=True))
+    engine.clear_sentence_cache()
+    doc = Doc(text_view(text).text)
+    sentences = engine._triggered(doc)
+    offsets, _ = engine._batch(doc.text, sentences)
+    carried = engine._batch_doc(doc.text, sentences, offsets, doc.triggers)
+    run = engine._run
+    assert run(engine.CLAUSE_RECOGNISERS, carried) == run(
+        engine.CLAUSE_RECOGNISERS, Doc(carried.text)
+    )
+    engine.clear_sentence_cache()
+    gated = scan(text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine, "_triggered", _every_sentence)
+        engine.clear_sentence_cache()
+        full = scan(text)
+    assert gated == full
+
+
+def test_forgetting_sentences_forgets_their_segmentation_too() -> None:
+    # Benchmarks measure text never seen before with it: nothing cached by a sentence's
+    # text survives (the tags of a word or a probe, facts of the dictionary, do).
+    scan("李华数学考了58分，他有哮喘")
+    engine.clear_sentence_cache()
+    assert not engine._SENTENCE_CACHE
+    assert persons.segment.cache_info().currsize == 0
+    assert persons._sentence_persons.cache_info().currsize == 0
 
 
 @_GENERATED
