@@ -733,6 +733,8 @@ def _possessed(doc: Doc, lo: int, start: int) -> bool:
     to sign is theirs, not a notice's): a strong reference, 的 and at most three
     characters before it."""
     text = doc.text
+    if "的" not in text[lo:start] and "'s" not in text[lo:start]:
+        return False  # no possessive between the sentence start and it: no person owns it
     return any(
         r.weight > 0.6 and r.end <= start and _POSSESSIVE_GAP_RE.match(text, r.end, start)
         for r in persons(doc, lo, doc.sentence(start)[1])

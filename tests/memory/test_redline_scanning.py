@@ -319,3 +319,34 @@ def test_delimiting_the_whole_text_finds_the_same_sentences(text: str) -> None:
     finally:
         engine._DELIMIT_ALL_FROM = threshold
     assert at_once == searched
+
+
+def _possessed_by_anyone(doc: Doc, lo: int, start: int) -> bool:
+    """grades._possessed without its possessive gate: every person reference asked."""
+    return any(
+        r.weight > 0.6
+        and r.end <= start
+        and grades._POSSESSIVE_GAP_RE.match(doc.text, r.end, start)
+        for r in persons.persons(doc, lo, doc.sentence(start)[1])
+    )
+
+
+@_GENERATED
+@given(
+    who=st.sampled_from(
+        ["李华", "宁宁", "Tom", "我家孩子", "他", "学生", "这位同学", "", "王老师"]
+    ),
+    mark=st.sampled_from(["的", "'s ", "", " 的 ", "的那份", "和"]),
+    before=st.sampled_from(["", "请把", "麻烦签一下", "昨天拿到了"]),
+    word=st.sampled_from(["成绩单", "素质报告册", "transcript", "各科成绩", "report card"]),
+    after=st.sampled_from(["", "模板", "，签字后交回", "。"]),
+)
+def test_a_transcript_without_a_possessive_before_it_is_nobodys(
+    who: str, mark: str, before: str, word: str, after: str
+) -> None:
+    # The possessive gate (no 的 or 's between the sentence start and the transcript: no
+    # person reference is asked) decides as asking every reference does.
+    doc = Doc(text_view(before + who + mark + word + after).text)
+    start = doc.text.index(word)
+    lo = doc.sentence(start)[0]
+    assert grades._possessed(doc, lo, start) == _possessed_by_anyone(doc, lo, start)
