@@ -294,16 +294,23 @@ _PERSON_TAGS: Final = _SURNAME_TAGS | _NAME_TAGS
 def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
     tags = segment(sentence)
     # Only the tokens one of the branches below can take (most tokens of a sentence are
-    # neither tagged a name nor shaped like a nickname).
+    # neither tagged a name nor shaped like a nickname). The helpers are asked only for
+    # tokens of the length they accept (one character; two or three for an unknown word):
+    # a call per helper and token cost most of this function.
     picks = [
         i
         for i, (word, tag) in enumerate(tags)
         if tag in _PERSON_TAGS
         or (len(word) == 2 and (word[0] in "小阿" or word[0] == word[1]))
-        or _doubled_given_name(tags, i)
-        or _unknown_word_heading_a_clause(tags, i)
-        or _split_pet_name(tags, i)
-        or _split_diminutive(tags, i)
+        or (
+            len(word) == 1
+            and (
+                _doubled_given_name(tags, i)
+                or _split_pet_name(tags, i)
+                or _split_diminutive(tags, i)
+            )
+        )
+        or (2 <= len(word) <= 3 and _unknown_word_heading_a_clause(tags, i))
     ]
     if not picks:
         return []
@@ -520,7 +527,9 @@ def _clause_initial_names(sentence: str, tags: tuple[tuple[str, str], ...]) -> l
     refs: list[PersonRef] = []
     for head in heads:
         chunk = sentence[head : head + 4]
-        if len(chunk) < 2 or not all("\u4e00" <= ch <= "\u9fff" for ch in chunk[:2]):
+        if len(chunk) < 2 or not (
+            "\u4e00" <= chunk[0] <= "\u9fff" and "\u4e00" <= chunk[1] <= "\u9fff"
+        ):
             continue
         surname = _surname_start(chunk)
         lengths: tuple[int, ...] = (3, 2, 4)

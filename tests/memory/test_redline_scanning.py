@@ -350,3 +350,29 @@ def test_a_transcript_without_a_possessive_before_it_is_nobodys(
     start = doc.text.index(word)
     lo = doc.sentence(start)[0]
     assert grades._possessed(doc, lo, start) == _possessed_by_anyone(doc, lo, start)
+
+
+_TOKENS = st.lists(
+    st.tuples(
+        st.text(st.sampled_from("小阿暖李梓萱王可欣谢谢,:x1 "), min_size=1, max_size=4),
+        st.sampled_from(["nr", "nrfg", "n", "v", "x", "m", "d", "a", "nz", "uj", "q"]),
+    ),
+    min_size=1,
+    max_size=8,
+).map(tuple)
+
+
+@_GENERATED
+@given(tags=_TOKENS)
+def test_the_name_helpers_take_only_tokens_of_the_lengths_they_are_asked_for(
+    tags: tuple[tuple[str, str], ...],
+) -> None:
+    # persons._segmenter_names asks the one-character helpers only for one-character
+    # tokens, and the unknown-word one only for two or three characters.
+    for i, (word, _) in enumerate(tags):
+        if len(word) != 1:
+            assert not persons._doubled_given_name(tags, i)
+            assert not persons._split_pet_name(tags, i)
+            assert not persons._split_diminutive(tags, i)
+        if not 2 <= len(word) <= 3:
+            assert not persons._unknown_word_heading_a_clause(tags, i)
