@@ -241,8 +241,13 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
         entries.append((start, end, _CHECKS.get(i)))
     doc.triggers = occurrences
     if _ANY_CAPITAL_RE.search(text):
+        # A capital its lead does not confirm (Part A, option C: nearly every capital of a
+        # teacher's text) marks no sentence, so it is dropped before its sentence is
+        # delimited; the check is asked even where the sentence is cached.
         entries += [
-            (m.start(), m.end(), _CONFIRM_LETTER) for m in grades.LETTER_GATE_RE.finditer(text)
+            (m.start(), m.end(), None)
+            for m in grades.LETTER_GATE_RE.finditer(text)
+            if _CONFIRM_LETTER(text, m.start(), m.end())
         ]
     if not entries:
         return []
