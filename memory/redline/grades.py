@@ -84,6 +84,10 @@ _LETTER_LEAD: Final = (
     + r")\s*个?[\u4e00-\u9fff]{0,3}?(?:是|为|:|of|is|was|an?)?\s*"
 )
 _LETTER_LEAD_END_RE: Final = fast_compile(f"(?:{_LETTER_LEAD})\\Z")
+# A character of every word a lead starts with (等级, 评级, 等第, 成绩, 得了, 拿了, 考了,
+# 得到, 评为, 获评, 获得, 只有, 只得, 仅得, 是; grade, got, get, an, a in any case):
+# a window without one holds no lead.
+_LETTER_LEAD_CHARS_RE: Final = re.compile("[级第绩得拿考评获只仅是gGaA]")
 
 # (pattern, kind, needs academic context, a number a spec prefix such as 满分 disqualifies)
 _Item = tuple[re.Pattern[str], str, bool, bool]
@@ -524,6 +528,10 @@ def _confirm_letter(text: str, start: int, end: int) -> bool:
     lo = max(0, at - 7)
     while lo and text[lo - 1].isspace():
         lo -= 1
+    # (most capitals of a teacher's text, options and parts, have no lead word near them:
+    # one scan for its characters before the lead's pattern is tried at every position)
+    if _LETTER_LEAD_CHARS_RE.search(text, max(0, lo - 6), start) is None:
+        return False
     return _LETTER_LEAD_END_RE.search(text, max(0, lo - 6), start) is not None
 
 

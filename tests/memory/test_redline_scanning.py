@@ -376,3 +376,21 @@ def test_the_name_helpers_take_only_tokens_of_the_lengths_they_are_asked_for(
             assert not persons._split_diminutive(tags, i)
         if not 2 <= len(word) <= 3:
             assert not persons._unknown_word_heading_a_clause(tags, i)
+
+
+def test_every_letter_grade_lead_holds_one_of_the_gate_characters() -> None:
+    # grades._confirm_letter tries the lead's pattern only in a window holding one of
+    # _LETTER_LEAD_CHARS_RE's characters: every lead the pattern matches holds one.
+    lead = re.compile(grades._LETTER_LEAD)
+
+    @_GENERATED
+    @example(text="A ")
+    @example(text="Grade: ")
+    @example(text="成绩是 ")
+    @given(text=st.from_regex(lead, fullmatch=True))
+    def check(text: str) -> None:
+        for match in lead.finditer(text):
+            if match.group():
+                assert grades._LETTER_LEAD_CHARS_RE.search(match.group()), match.group()
+
+    check()
