@@ -27,8 +27,10 @@ Run: ``.venv/bin/python benchmarks/redline.py [--texts N] [--rounds R] [--seed S
    sentence repeats, so no per-sentence cache helps), and how many of those runs are
    blocked at all. The ``cpu s`` column is what one core spent (best of ``--rounds``):
    on a shared machine, read it rather than the wall-clock column. The red line caches the
-   blocked spans of each sentence by its text; it is emptied before every round, and the
-   ``scan cold`` row empties it before every text (no sentence ever seen before).
+   blocked spans, the segmentation and the person references of each sentence by its
+   text; these caches are emptied before every round, and the ``scan cold`` row empties
+   them before every text (no sentence ever seen before: the product figure, since every
+   teacher text is new). Caches keyed by a word, not a sentence, are kept.
 3. Prints, per category, how many positives of the test tables are caught and how many
    negatives pass (``tests/memory/test_redline.py::CASES``).
 4. If the shared development data is present (``../shared/data``), counts hits on its
@@ -155,7 +157,7 @@ def generate(count: int, seed: int) -> list[Sample]:
 
 def _time(fn: Callable[[str], object], texts: list[str], rounds: int) -> tuple[float, float]:
     """Best (wall, CPU) seconds over ``rounds``; CPU time is what one core spent. The red
-    line's sentence cache is emptied before every round, so a round gains from it only
+    line's sentence caches are emptied before every round, so a round gains from them only
     where sentences repeat within the round (the pattern mix), never from an earlier one."""
     best_wall = best_cpu = float("inf")
     for _ in range(rounds):

@@ -140,6 +140,9 @@ class Doc:
     # grade kind and of the health cues, and the health vocabulary's matches.
     anchors: dict[str, list[int]] | None = None
     terms: list[tuple[int, int]] | None = None
+    # Also set for a batch: whether the trigger pass found an English health word in it
+    # (False: the English vocabulary has no match here, its automaton need not run).
+    latin_terms: bool | None = None
     # The trigger pass's literal occurrences (literal, start, end) in this text.
     triggers: list[tuple[int, int, int]] | None = None
 

@@ -7,11 +7,12 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from operator import itemgetter
 from typing import Final
 
 from ahocorasick_rs import AhoCorasick, Implementation
 
-from memory.redline import grades, health
+from memory.redline import grades, health, persons
 from memory.redline.base import (
     PLACEHOLDERS,
     SENTENCE_DELIM_RE,
@@ -125,7 +126,14 @@ _Check = Callable[[str, int, int], bool]
 def _any_of(checks: tuple[_Check, ...]) -> _Check:
     if len(checks) == 1:
         return checks[0]
-    return lambda text, start, end: any(check(text, start, end) for check in checks)
+
+    def confirm(text: str, start: int, end: int) -> bool:
+        for check in checks:  # noqa: SIM110 (a loop: cheaper than any() over a generator)
+            if check(text, start, end):
+                return True
+        return False
+
+    return confirm
 
 
 def _literal_checks() -> dict[int, _Check]:
@@ -165,6 +173,11 @@ _ANCHOR_KEYS: Final = _anchor_keys()
 _TERM_LITERALS: Final = frozenset(
     i for i, lit in enumerate(_LITERALS) if lit in {t.lower() for t in health.term_set()}
 )
+# The English health words (matched in any case): a batch holding none of them needs no
+# pass of their automaton (every one is a literal of the trigger automaton).
+_LATIN_TERM_LITERALS: Final = frozenset(
+    i for i, lit in enumerate(_LITERALS) if lit in {t.lower() for t in health.latin_words()}
+)
 _ANY_CAPITAL_RE: Final = re.compile("[A-F]")
 # The separator of the sentences scanned together: a sentence delimiter that no grade or
 # health pattern can match across (unlike a line break, which \s matches).
@@ -177,8 +190,11 @@ _SENTENCE_CACHE_LIMIT: Final = 1 << 14
 
 
 def clear_sentence_cache() -> None:
-    """Forget the cached sentences (benchmarks measure text never seen before with it)."""
+    """Forget everything cached by sentence text: the blocked spans here, and the
+    segmentations and person references of :mod:`memory.redline.persons` (benchmarks
+    measure text never seen before with it)."""
     _SENTENCE_CACHE.clear()
+    persons.forget_sentences()
 
 
 def _is_word(ch: str) -> bool:
@@ -225,12 +241,17 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
         entries.append((start, end, _CHECKS.get(i)))
     doc.triggers = occurrences
     if _ANY_CAPITAL_RE.search(text):
+        # A capital its lead does not confirm (Part A, option C: nearly every capital of a
+        # teacher's text) marks no sentence, so it is dropped before its sentence is
+        # delimited; the check is asked even where the sentence is cached.
         entries += [
-            (m.start(), m.end(), _CONFIRM_LETTER) for m in grades.LETTER_GATE_RE.finditer(text)
+            (m.start(), m.end(), None)
+            for m in grades.LETTER_GATE_RE.finditer(text)
+            if _CONFIRM_LETTER(text, m.start(), m.end())
         ]
     if not entries:
         return []
-    entries.sort(key=lambda e: e[0])
+    entries.sort(key=itemgetter(0))
     reversed_text = ""
     found = len(entries) > _DELIMIT_ALL_FROM
     dots = "." in text
@@ -271,15 +292,23 @@ def _triggered(doc: Doc) -> list[tuple[int, int]]:
         if hi <= lo or (out and out[-1] == (lo, hi)):
             continue
         sentence = text[lo:hi]
-        if sentence in _SENTENCE_CACHE or any(
-            check is None or check(text, start, end) for start, end, check in group
-        ):
+        if sentence in _SENTENCE_CACHE or _confirmed(text, group):
             out.append((lo, hi))
         elif len(_SENTENCE_CACHE) < _SENTENCE_CACHE_LIMIT:
             # Every trigger of the sentence is a loose anchor no match can hold: it has
             # no finding, and is remembered as such.
             _SENTENCE_CACHE[sentence] = ()
     return out
+
+
+def _confirmed(text: str, group: list[tuple[int, int, _Check | None]]) -> bool:
+    """Whether a trigger of the group counts: a literal without a check, or one its check
+    confirms. (A loop rather than any() over a generator, which ruff prefers: this runs
+    for every triggered sentence, and the generator cost several times the loop.)"""
+    for start, end, check in group:  # noqa: SIM110
+        if check is None or check(text, start, end):
+            return True
+    return False
 
 
 def _next_start(text: str, pos: int) -> int:
@@ -343,6 +372,7 @@ def _batch_doc(
     anchors: dict[str, list[int]] = {}
     terms: list[tuple[int, int]] = []
     term_set = health.term_set()
+    latin = False
     for i, start, end in triggers:
         k = bisect_right(starts, start) - 1
         if k < 0 or end > sentences[k][1]:
@@ -352,12 +382,13 @@ def _batch_doc(
             anchors.setdefault(key, []).append(at)
         if i in _TERM_LITERALS and text[start:end] in term_set:
             terms.append((at, at + end - start))
+        latin = latin or i in _LATIN_TERM_LITERALS
     terms.sort(key=lambda t: (t[0], -t[1]))
     longest: list[tuple[int, int]] = []
     for term in terms:  # leftmost-longest, as the vocabulary's automaton matches
         if not longest or term[0] >= longest[-1][1]:
             longest.append(term)
-    batch.anchors, batch.terms = anchors, longest
+    batch.anchors, batch.terms, batch.latin_terms = anchors, longest, latin
     return batch
 
 

@@ -84,6 +84,10 @@ _LETTER_LEAD: Final = (
     + r")\s*个?[\u4e00-\u9fff]{0,3}?(?:是|为|:|of|is|was|an?)?\s*"
 )
 _LETTER_LEAD_END_RE: Final = fast_compile(f"(?:{_LETTER_LEAD})\\Z")
+# A character of every word a lead starts with (等级, 评级, 等第, 成绩, 得了, 拿了, 考了,
+# 得到, 评为, 获评, 获得, 只有, 只得, 仅得, 是; grade, got, get, an, a in any case):
+# a window without one holds no lead.
+_LETTER_LEAD_CHARS_RE: Final = re.compile("[级第绩得拿考评获只仅是gGaA]")
 
 # (pattern, kind, needs academic context, a number a spec prefix such as 满分 disqualifies)
 _Item = tuple[re.Pattern[str], str, bool, bool]
@@ -524,6 +528,10 @@ def _confirm_letter(text: str, start: int, end: int) -> bool:
     lo = max(0, at - 7)
     while lo and text[lo - 1].isspace():
         lo -= 1
+    # (most capitals of a teacher's text, options and parts, have no lead word near them:
+    # one scan for its characters before the lead's pattern is tried at every position)
+    if _LETTER_LEAD_CHARS_RE.search(text, max(0, lo - 6), start) is None:
+        return False
     return _LETTER_LEAD_END_RE.search(text, max(0, lo - 6), start) is not None
 
 
@@ -608,7 +616,10 @@ class GradeRecogniser:
         anchored = _ANCHORS.positions(text) if doc.anchors is None else doc.anchors
         for pattern, kind, _, spec_sensitive in _ITEMS:
             if anchored is not None and kind in GATE_LITERALS:
-                matches = anchored_matches(doc, pattern, anchored.get(kind))
+                positions = anchored.get(kind)
+                if not positions:
+                    continue  # (most kinds have no anchor in a sentence)
+                matches = anchored_matches(doc, pattern, positions)
             elif kind == "letter" and LETTER_GATE_RE.search(text) is None:
                 continue  # every letter grade ends in a capital A-F standing alone
             else:
@@ -730,6 +741,8 @@ def _possessed(doc: Doc, lo: int, start: int) -> bool:
     to sign is theirs, not a notice's): a strong reference, 的 and at most three
     characters before it."""
     text = doc.text
+    if "的" not in text[lo:start] and "'s" not in text[lo:start]:
+        return False  # no possessive between the sentence start and it: no person owns it
     return any(
         r.weight > 0.6 and r.end <= start and _POSSESSIVE_GAP_RE.match(text, r.end, start)
         for r in persons(doc, lo, doc.sentence(start)[1])

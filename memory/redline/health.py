@@ -104,9 +104,14 @@ def term_set() -> frozenset[str]:
     return frozenset(t for t in vocabulary() if not t.isascii())
 
 
+def latin_words() -> list[str]:
+    """The English health words: the vocabulary's ASCII terms and :data:`EN_TERMS`."""
+    return [*(t for t in vocabulary() if t.isascii()), *EN_TERMS]
+
+
 @cache
 def latin_terms() -> LatinWords:
-    return LatinWords([*(t for t in vocabulary() if t.isascii()), *EN_TERMS])
+    return LatinWords(latin_words())
 
 
 _ANY_LATIN_RE: Final = fast_compile("[A-Za-z]")
@@ -328,7 +333,7 @@ class HealthRecogniser:
             else anchored_matches(doc, _CUE_RE, anchored.get("cue"))
         )
         out += [Candidate(m.start(), m.end(), "cue") for m in cues]
-        if _ANY_LATIN_RE.search(text):
+        if doc.latin_terms is not False and _ANY_LATIN_RE.search(text):
             out += [Candidate(s, e, "term") for s, e in latin_terms().spans(text)]
         return out
 

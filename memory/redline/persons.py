@@ -42,7 +42,15 @@ import rjieba
 
 from memory.redline.base import Doc, data_words, fast_compile, words
 
-__all__ = ["GROUP_RE", "PersonRef", "Subject", "persons", "segment", "subject_of"]
+__all__ = [
+    "GROUP_RE",
+    "PersonRef",
+    "Subject",
+    "forget_sentences",
+    "persons",
+    "segment",
+    "subject_of",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +279,14 @@ def segment(sentence: str) -> tuple[tuple[str, str], ...]:
     return tuple(rjieba.tag(sentence))
 
 
+@lru_cache(maxsize=1 << 14)
+def word_tags(word: str) -> tuple[tuple[str, str], ...]:
+    """The segmenter's pairs of a word or of a probe of a few characters (王 + 可欣): a
+    fact of its dictionary and model, not of a text, so it stays cached when the sentence
+    caches are forgotten (a word recurs across texts that share no sentence)."""
+    return tuple(rjieba.tag(word))
+
+
 # The tags a name token can have; a nickname (小X, 阿X, XX) may also be a noun.
 _PERSON_TAGS: Final = _SURNAME_TAGS | _NAME_TAGS
 
@@ -278,16 +294,23 @@ _PERSON_TAGS: Final = _SURNAME_TAGS | _NAME_TAGS
 def _segmenter_names(sentence: str, base: int) -> list[PersonRef]:
     tags = segment(sentence)
     # Only the tokens one of the branches below can take (most tokens of a sentence are
-    # neither tagged a name nor shaped like a nickname).
+    # neither tagged a name nor shaped like a nickname). The helpers are asked only for
+    # tokens of the length they accept (one character; two or three for an unknown word):
+    # a call per helper and token cost most of this function.
     picks = [
         i
         for i, (word, tag) in enumerate(tags)
         if tag in _PERSON_TAGS
         or (len(word) == 2 and (word[0] in "小阿" or word[0] == word[1]))
-        or _doubled_given_name(tags, i)
-        or _unknown_word_heading_a_clause(tags, i)
-        or _split_pet_name(tags, i)
-        or _split_diminutive(tags, i)
+        or (
+            len(word) == 1
+            and (
+                _doubled_given_name(tags, i)
+                or _split_pet_name(tags, i)
+                or _split_diminutive(tags, i)
+            )
+        )
+        or (2 <= len(word) <= 3 and _unknown_word_heading_a_clause(tags, i))
     ]
     if not picks:
         return []
@@ -444,7 +467,7 @@ def _time_tail(word: str) -> bool:
     """A token tagged a name whose tail is a time word (于 + 本周) is a preposition and a
     time, not a name."""
     tail = word[1:]
-    return len(tail) >= 2 and segment(tail) == ((tail, "t"),)
+    return len(tail) >= 2 and word_tags(tail) == ((tail, "t"),)
 
 
 def _given_name(word: str, tag: str) -> bool:
@@ -488,9 +511,9 @@ def _surname_start(chunk: str) -> int:
     """How many characters of ``chunk`` the segmenter's dictionary tags as a surname when
     they stand alone (周, 纪; a compound such as 司马, 诸葛), or 0."""
     pair = chunk[:2]
-    if len(pair) == 2 and rjieba.has_word(pair) and segment(pair) == ((pair, "nr"),):
+    if len(pair) == 2 and rjieba.has_word(pair) and word_tags(pair) == ((pair, "nr"),):
         return 2
-    return 1 if segment(chunk[:1]) == ((chunk[:1], "nr"),) else 0
+    return 1 if word_tags(chunk[:1]) == ((chunk[:1], "nr"),) else 0
 
 
 def _clause_initial_names(sentence: str, tags: tuple[tuple[str, str], ...]) -> list[PersonRef]:
@@ -504,7 +527,9 @@ def _clause_initial_names(sentence: str, tags: tuple[tuple[str, str], ...]) -> l
     refs: list[PersonRef] = []
     for head in heads:
         chunk = sentence[head : head + 4]
-        if len(chunk) < 2 or not all("\u4e00" <= ch <= "\u9fff" for ch in chunk[:2]):
+        if len(chunk) < 2 or not (
+            "\u4e00" <= chunk[0] <= "\u9fff" and "\u4e00" <= chunk[1] <= "\u9fff"
+        ):
             continue
         surname = _surname_start(chunk)
         lengths: tuple[int, ...] = (3, 2, 4)
@@ -515,7 +540,7 @@ def _clause_initial_names(sentence: str, tags: tuple[tuple[str, str], ...]) -> l
             if not (
                 len(chunk) == 4
                 and rjieba.has_word(pair)
-                and segment(pair)[0][1] in _COMPOUND_SURNAME_TAGS
+                and word_tags(pair)[0][1] in _COMPOUND_SURNAME_TAGS
                 and not rjieba.has_word(chunk[2:])
             ):
                 continue
@@ -590,7 +615,7 @@ def _reads_as_given_name(chunk: str) -> bool:
     if rjieba.has_word(chunk):
         return False
     for surname in _PROBE_SURNAMES:
-        tags = segment(surname + chunk)
+        tags = word_tags(surname + chunk)
         # ("x": a word only the segmenter's HMM built, as it does for many full names)
         if len(tags) == 1 and (tags[0][1] in _NAME_TAGS or tags[0][1] == "x"):
             return True
@@ -702,6 +727,13 @@ _ANY_RULE_REF_RE: Final = fast_compile(
         for p in _RULE_REF_RES
     )
 )
+
+
+def forget_sentences() -> None:
+    """Forget the segmentations and person references cached by sentence text (benchmarks
+    measure text never seen before with it)."""
+    segment.cache_clear()
+    _sentence_persons.cache_clear()
 
 
 def persons(doc: Doc, lo: int, hi: int) -> list[PersonRef]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -178,6 +179,7 @@ def test_every_letter_grade_opens_its_gate() -> None:
 _DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
 
 
+@cache
 def _dev_texts() -> list[str]:
     rows = [
         json.loads(line)
@@ -244,6 +246,61 @@ def test_the_batch_reuses_what_its_own_automata_would_find() -> None:
         }
         own = [(s, e) for _, s, e in health._terms().find_matches_as_indexes(plain.text)]
         assert carried.terms == own
+        # (the flag may be set by a word the English automaton then rejects: 'flu' in
+        # 'fluent'; never unset where it finds one)
+        assert carried.latin_terms or not health.latin_terms().spans(plain.text)
+
+
+# Sentences that exercise the English vocabulary and its word boundaries (carried flag).
+_ENGLISH = (
+    "Tom has asthma, he told me.",
+    "Lily的ADHD最近好转了",
+    "我教English，very fluent的project",
+    "他做了CT检查。",
+    "She got the flu last week",
+)
+_SEPARATORS = ("\n", "。", "，", " ", "!", "……", "", ". ")
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_the_prefiltered_batch_finds_what_the_full_batch_finds(data: st.DataObject) -> None:
+    # Texts composed of labelled sentences (grades, health, ordinary text, English): the
+    # batch scanned with what the trigger pass carries (anchors, health terms, whether an
+    # English health word is there) finds exactly what the recognisers find on it alone,
+    # and the gated scan finds what a scan of every sentence, nothing carried, finds.
+    pool = [*_dev_texts(), *_ENGLISH]
+    parts = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=6))
+    seps = data.draw(
+        st.lists(st.sampled_from(_SEPARATORS), min_size=len(parts), max_size=len(parts))
+    )
+    text = "".join(p + sep for p, sep in zip(parts, seps, strict=True))
+    engine.clear_sentence_cache()
+    doc = Doc(text_view(text).text)
+    sentences = engine._triggered(doc)
+    offsets, _ = engine._batch(doc.text, sentences)
+    carried = engine._batch_doc(doc.text, sentences, offsets, doc.triggers)
+    run = engine._run
+    assert run(engine.CLAUSE_RECOGNISERS, carried) == run(
+        engine.CLAUSE_RECOGNISERS, Doc(carried.text)
+    )
+    engine.clear_sentence_cache()
+    gated = scan(text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine, "_triggered", _every_sentence)
+        engine.clear_sentence_cache()
+        full = scan(text)
+    assert gated == full
+
+
+def test_forgetting_sentences_forgets_their_segmentation_too() -> None:
+    # Benchmarks measure text never seen before with it: nothing cached by a sentence's
+    # text survives (the tags of a word or a probe, facts of the dictionary, do).
+    scan("李华数学考了58分，他有哮喘")
+    engine.clear_sentence_cache()
+    assert not engine._SENTENCE_CACHE
+    assert persons.segment.cache_info().currsize == 0
+    assert persons._sentence_persons.cache_info().currsize == 0
 
 
 @_GENERATED
@@ -262,3 +319,78 @@ def test_delimiting_the_whole_text_finds_the_same_sentences(text: str) -> None:
     finally:
         engine._DELIMIT_ALL_FROM = threshold
     assert at_once == searched
+
+
+def _possessed_by_anyone(doc: Doc, lo: int, start: int) -> bool:
+    """grades._possessed without its possessive gate: every person reference asked."""
+    return any(
+        r.weight > 0.6
+        and r.end <= start
+        and grades._POSSESSIVE_GAP_RE.match(doc.text, r.end, start)
+        for r in persons.persons(doc, lo, doc.sentence(start)[1])
+    )
+
+
+@_GENERATED
+@given(
+    who=st.sampled_from(
+        ["李华", "宁宁", "Tom", "我家孩子", "他", "学生", "这位同学", "", "王老师"]
+    ),
+    mark=st.sampled_from(["的", "'s ", "", " 的 ", "的那份", "和"]),
+    before=st.sampled_from(["", "请把", "麻烦签一下", "昨天拿到了"]),
+    word=st.sampled_from(["成绩单", "素质报告册", "transcript", "各科成绩", "report card"]),
+    after=st.sampled_from(["", "模板", "，签字后交回", "。"]),
+)
+def test_a_transcript_without_a_possessive_before_it_is_nobodys(
+    who: str, mark: str, before: str, word: str, after: str
+) -> None:
+    # The possessive gate (no 的 or 's between the sentence start and the transcript: no
+    # person reference is asked) decides as asking every reference does.
+    doc = Doc(text_view(before + who + mark + word + after).text)
+    start = doc.text.index(word)
+    lo = doc.sentence(start)[0]
+    assert grades._possessed(doc, lo, start) == _possessed_by_anyone(doc, lo, start)
+
+
+_TOKENS = st.lists(
+    st.tuples(
+        st.text(st.sampled_from("小阿暖李梓萱王可欣谢谢,:x1 "), min_size=1, max_size=4),
+        st.sampled_from(["nr", "nrfg", "n", "v", "x", "m", "d", "a", "nz", "uj", "q"]),
+    ),
+    min_size=1,
+    max_size=8,
+).map(tuple)
+
+
+@_GENERATED
+@given(tags=_TOKENS)
+def test_the_name_helpers_take_only_tokens_of_the_lengths_they_are_asked_for(
+    tags: tuple[tuple[str, str], ...],
+) -> None:
+    # persons._segmenter_names asks the one-character helpers only for one-character
+    # tokens, and the unknown-word one only for two or three characters.
+    for i, (word, _) in enumerate(tags):
+        if len(word) != 1:
+            assert not persons._doubled_given_name(tags, i)
+            assert not persons._split_pet_name(tags, i)
+            assert not persons._split_diminutive(tags, i)
+        if not 2 <= len(word) <= 3:
+            assert not persons._unknown_word_heading_a_clause(tags, i)
+
+
+def test_every_letter_grade_lead_holds_one_of_the_gate_characters() -> None:
+    # grades._confirm_letter tries the lead's pattern only in a window holding one of
+    # _LETTER_LEAD_CHARS_RE's characters: every lead the pattern matches holds one.
+    lead = re.compile(grades._LETTER_LEAD)
+
+    @_GENERATED
+    @example(text="A ")
+    @example(text="Grade: ")
+    @example(text="成绩是 ")
+    @given(text=st.from_regex(lead, fullmatch=True))
+    def check(text: str) -> None:
+        for match in lead.finditer(text):
+            if match.group():
+                assert grades._LETTER_LEAD_CHARS_RE.search(match.group()), match.group()
+
+    check()
