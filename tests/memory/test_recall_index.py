@@ -6,7 +6,10 @@ Pure Python + numpy: runs without Django settings (``-p no:django``).
 from __future__ import annotations
 
 import math
+import os
 import random
+import subprocess
+import sys
 from dataclasses import dataclass, replace
 
 import pytest
@@ -34,6 +37,7 @@ from memory.recall.tokenize import (
     terms,
     weighted_terms,
 )
+from tests.cluster import ROOT
 
 # --------------------------------------------------------------------------- tokenizer
 
@@ -632,3 +636,26 @@ def test_a_query_cut_keeps_the_known_terms_of_largest_weight_times_idf() -> None
     assert all(cut[t] == query[t] for t in cut)
     assert set(cut_query(index, query, drop_unseen=True)) == {"a", "b", "c"}
     assert dict(cut_query(index, query)) == dict(query)
+
+
+def test_the_search_loop_compiles_without_a_writable_cache() -> None:
+    """A server whose code directory and home are read-only (no numba cache location)
+    still starts and searches: the kernel is compiled in the process instead."""
+    script = (
+        "import numba.core.caching as caching\n"
+        "caching.CacheImpl._locator_classes = []\n"  # as if no place were writable
+        "from memory.recall.index import RecallIndex\n"
+        "index = RecallIndex.from_documents([(1, ['a', 'b']), (2, ['b'])])\n"
+        "print([doc_id for doc_id, _ in index.rank(['a', 'b'], k=2)])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[1, 2]"
