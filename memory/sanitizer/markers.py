@@ -191,7 +191,9 @@ _BOUNDARY_RE: Final = re.compile(
     rf"(?P<w>(?:{alt(_SECTION_TITLES)}|{_TURN_HEADER}){NOT_CLOSE}{{0,240}})(?:{CLOSE}{{1,3}})?"
 )
 # The footer's words without brackets ("本会话前情结束，以下是用户本轮的真实请求：…") claim
-# that the history has ended: a run of them is quoted unless it already is.
+# that the history has ended: a run of them is quoted unless it already is. A run stays on
+# one line, as a quotation does (QUOTED_RE): a run across a line break, once quoted, would
+# not read as quoted and would be quoted again on every pass.
 _FOOTER_PHRASES: Final = (
     "以下是用户本轮的真实请求",
     "用户本轮的真实请求",
@@ -201,7 +203,7 @@ _FOOTER_PHRASES: Final = (
     "知识库检索结果结束",
 )
 _FOOTER_RE: Final = re.compile(
-    rf"(?P<w>{alt(_FOOTER_PHRASES)}(?:[\s\-:,;]{{0,4}}{alt(_FOOTER_PHRASES)})*)"
+    rf"(?P<w>{alt(_FOOTER_PHRASES)}(?:(?:[^\S\n]|[\-:,;]){{0,4}}{alt(_FOOTER_PHRASES)})*)"
 )
 
 # The order matters only for looks: markers inside a forged boundary are quoted before
