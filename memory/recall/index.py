@@ -56,7 +56,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.recall.gating import Evidence, QueryEvidence, relevance_many
-from memory.recall.kernel import top_k
+from memory.recall.kernel import holds, top_k
 from memory.recall.tokenize import is_cjk_term
 
 __all__ = [
@@ -426,27 +426,24 @@ class RecallIndex:
         known = [(row, self._slot_of[d]) for row, d in enumerate(doc_ids) if d in self._slot_of]
         if not known or not terms:
             return out
+        tids = np.fromiter(map(self._vocab.get, terms, itertools.repeat(-1)), np.int64, len(terms))
+        columns = np.flatnonzero(tids >= 0)
+        if not len(columns):
+            return out
         rows = np.fromiter((row for row, _ in known), dtype=np.intp, count=len(known))
-        slots = np.fromiter((slot for _, slot in known), dtype=_SLOT, count=len(known))
-        for column, term in enumerate(terms):
-            tid = self._vocab.get(term)
-            if tid is None:
-                continue
-            for postings, _tfs in self._segments(tid):
-                pos = np.searchsorted(postings, slots)
-                np.minimum(pos, len(postings) - 1, out=pos)
-                out[rows[postings[pos] == slots], column] = True
-        return out
-
-    def _segments(self, tid: int) -> list[tuple[IntArray, TfArray]]:
-        """A term's postings: its CSR slice and its tail, each sorted by slot."""
-        out: list[tuple[IntArray, TfArray]] = []
-        if tid < len(self._ptr) - 1:
-            lo, hi = int(self._ptr[tid]), int(self._ptr[tid + 1])
-            if hi > lo:
-                out.append((self._csr_slots[lo:hi], self._csr_tfs[lo:hi]))
-        if tid < len(self._tail_len) and self._tail_len[tid]:
-            out.append(self._tail(tid))
+        slots = np.fromiter((slot for _, slot in known), dtype=np.int64, count=len(known))
+        present = tids[columns]
+        last = len(self._ptr) - 1
+        tail_lo = self._tail_start[present]
+        out[np.ix_(rows, columns)] = holds(
+            self._ptr[np.minimum(present, last)],
+            self._ptr[np.minimum(present + 1, last)],
+            tail_lo,
+            tail_lo + self._tail_len[present],
+            self._csr_slots,
+            self._arena_slots,
+            slots,
+        )
         return out
 
     def _tail(self, tid: int) -> tuple[IntArray, TfArray]:

@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-__all__ = ["BLOCK", "SPAN", "top_k"]
+__all__ = ["BLOCK", "SPAN", "holds", "top_k"]
 
 #: Slots per block of the block maxima (a power of two).
 BLOCK = 64
@@ -178,3 +178,38 @@ def top_k(
             values[kept] = values[j]
             kept += 1
     return slots[:kept], values[:kept]
+
+
+@_compiled
+def _contains(sorted_slots: npt.NDArray[np.int32], lo: int, hi: int, slot: int) -> bool:
+    """Whether ``sorted_slots[lo:hi]`` holds ``slot`` (a binary search)."""
+    end = hi
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if sorted_slots[mid] < slot:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < end and sorted_slots[lo] == slot
+
+
+@_compiled
+def holds(
+    csr_lo: npt.NDArray[np.int64],
+    csr_hi: npt.NDArray[np.int64],
+    tail_lo: npt.NDArray[np.int64],
+    tail_hi: npt.NDArray[np.int64],
+    csr_slots: npt.NDArray[np.int32],
+    tail_slots: npt.NDArray[np.int32],
+    slots: npt.NDArray[np.int64],
+) -> npt.NDArray[np.bool_]:
+    """Which terms each of a few ``slots`` holds: a ``len(slots) x len(csr_lo)`` matrix
+    (term ``i``'s postings as in :func:`top_k`, each range sorted by slot)."""
+    out = np.zeros((slots.shape[0], csr_lo.shape[0]), np.bool_)
+    for i in range(csr_lo.shape[0]):
+        for r in range(slots.shape[0]):
+            slot = slots[r]
+            out[r, i] = _contains(csr_slots, csr_lo[i], csr_hi[i], slot) or _contains(
+                tail_slots, tail_lo[i], tail_hi[i], slot
+            )
+    return out

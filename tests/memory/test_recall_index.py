@@ -226,6 +226,30 @@ def test_tails_in_the_arena_match_brute_force(
 @_SETTINGS
 @given(
     corpus=CORPUS,
+    added=st.lists(st.tuples(st.integers(min_value=0, max_value=10_060), DOC), max_size=30),
+    asked=st.lists(st.integers(min_value=0, max_value=10_060), min_size=1, max_size=8),
+    query=st.lists(st.sampled_from([f"t{i}" for i in range(14)] + ["数据", "x"]), max_size=8),
+)
+def test_holds_matches_the_entries_terms(
+    corpus: dict[int, list[str]],
+    added: list[tuple[int, list[str]]],
+    asked: list[int],
+    query: list[str],
+) -> None:
+    """Which terms an entry holds (the knowledge-base gate's coverage), for entries in
+    the bulk block, in tails, replaced, and unknown, and for terms no entry has."""
+    index = RecallIndex.from_documents(corpus.items())
+    final = dict(corpus)
+    for doc_id, doc_terms in added:
+        index.add(doc_id, doc_terms)
+        final[doc_id] = doc_terms
+    expected = [[term in final.get(doc_id, ()) for term in query] for doc_id in asked]
+    assert index.holds(asked, query).tolist() == (expected if query else [[] for _ in asked])
+
+
+@_SETTINGS
+@given(
+    corpus=CORPUS,
     extra=CORPUS,
     removed=st.sets(st.integers(min_value=0, max_value=10_000), max_size=30),
     query=QUERY,
