@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The production profile on this machine: compile the message catalogues, migrate,
-# collect static files, then one
+# collect static files, compile the search loop, then one
 # django-q2 cluster (Q_WORKERS workers) beside gunicorn (WEB_PROCESSES x WEB_THREADS,
 # config/gunicorn.py), DEBUG off, static files served by WhiteNoise.
 # The environment configures it (.env.example); without DJANGO_SECRET_KEY a key is
@@ -34,6 +34,9 @@ fi
 "$PY" manage.py check --fail-level ERROR
 "$PY" manage.py migrate --noinput
 "$PY" manage.py collectstatic --noinput --verbosity 0
+# The search loop compiled once, here, into numba's disk cache: no teacher's first search
+# waits for the compiler, and the web processes do not all compile it at once.
+"$PY" manage.py search_warm
 
 # Its own process group: a Ctrl-C (SIGINT to the whole foreground group) must reach only
 # the cluster's main process, which then stops its sentinel and workers in order. When

@@ -67,6 +67,7 @@ __all__ = [
     "Hit",
     "RecallIndex",
     "brute_force_raw",
+    "warm",
 ]
 
 DEFAULT_K1 = 1.2
@@ -642,6 +643,18 @@ def _as_weights(query_terms: Sequence[str] | Mapping[str, float]) -> dict[str, f
     for term in query_terms:
         weights[term] = weights.get(term, 0.0) + 1.0
     return weights
+
+
+def warm() -> None:
+    """Compile (or load from numba's disk cache) the search's compiled functions, for
+    every argument type a search and :meth:`RecallIndex.holds` pass them: a tiny index
+    with a bulk block and a tail, searched once. ``manage.py search_warm`` (``make
+    serve`` runs it) does this before the web starts, so that no teacher's first search
+    waits seconds for the compiler and the cache is written before processes race to."""
+    index = RecallIndex.from_documents([(1, ["warm", "up"]), (2, ["warm"])])
+    index.add(3, ["up", "up"])
+    index.search({"warm": 1.0, "up": 0.5}, k=1, exclude={2})
+    index.holds([1, 3], ["up", "cold"])
 
 
 def brute_force_raw(

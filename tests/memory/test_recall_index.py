@@ -683,3 +683,43 @@ def test_the_search_loop_compiles_without_a_writable_cache() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[1, 2]"
+
+
+def test_warm_compiles_what_searches_use() -> None:
+    """After ``warm()`` (``manage.py search_warm``, run by ``make serve``), searching a
+    real index compiles nothing more: warm passed every argument type a search, an
+    exclusion, dead entries, tails and ``holds`` pass (a fresh process, so that nothing
+    else has compiled them before)."""
+    script = (
+        "import random\n"
+        "from memory.recall import kernel\n"
+        "from memory.recall.index import RecallIndex, warm\n"
+        "warm()\n"
+        "compiled = {f.__name__: list(f.signatures) for f in (kernel.top_k, kernel.holds)}\n"
+        "rng = random.Random(5)\n"
+        "words = [f'w{i}' for i in range(50)]\n"
+        "index = RecallIndex.from_documents(\n"
+        "    (i, rng.choices(words, k=12)) for i in range(1, 300)\n"
+        ")\n"
+        "for i in range(300, 340):\n"
+        "    index.add(i, rng.choices(words, k=8))\n"
+        "index.remove(7)\n"
+        "hits = index.search({w: 1.0 for w in words[:9]}, k=5, exclude={3, 301})\n"
+        "index.rank(words[3:6], k=3)\n"
+        "index.holds([h.doc_id for h in hits] + [7], words[:12] + ['unseen'])\n"
+        "after = {f.__name__: list(f.signatures) for f in (kernel.top_k, kernel.holds)}\n"
+        "assert all(compiled.values()), compiled\n"
+        "assert after == compiled, (compiled, after)\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
