@@ -185,7 +185,8 @@ def _locust(base: str, env: dict[str, str], args: Any, work: Path) -> dict[str, 
 
 
 def _processes() -> dict[int, tuple[int, str, float]]:
-    """Every process: pid -> (parent pid, command line, CPU seconds used so far)."""
+    """Every process: pid -> (parent pid, command line, CPU seconds used so far by it and
+    by the children it has reaped)."""
     ticks = os.sysconf("SC_CLK_TCK")
     found = {}
     for entry in Path("/proc").iterdir():
@@ -197,11 +198,14 @@ def _processes() -> dict[int, tuple[int, str, float]]:
         except OSError:
             continue
         fields = stat.rsplit(")", 1)[1].split()
-        # fields[1] is the parent pid; utime and stime are fields 14 and 15 of stat.
+        # fields[1] is the parent pid; utime, stime, cutime and cstime are fields 14-17 of
+        # stat. The last two are the children it has reaped: a django-q2 worker recycled
+        # after `recycle` tasks (or a gunicorn worker restarted) took its CPU with it, and
+        # its parent in the tree has it now.
         found[int(entry.name)] = (
             int(fields[1]),
             cmdline,
-            (int(fields[11]) + int(fields[12])) / ticks,
+            sum(int(field) for field in fields[11:15]) / ticks,
         )
     return found
 
