@@ -662,16 +662,9 @@ def test_a_query_cut_keeps_the_known_terms_of_largest_weight_times_idf() -> None
     assert dict(cut_query(index, query)) == dict(query)
 
 
-def test_the_search_loop_compiles_without_a_writable_cache() -> None:
-    """A server whose code directory and home are read-only (no numba cache location)
-    still starts and searches: the kernel is compiled in the process instead."""
-    script = (
-        "import numba.core.caching as caching\n"
-        "caching.CacheImpl._locator_classes = []\n"  # as if no place were writable
-        "from memory.recall.index import RecallIndex\n"
-        "index = RecallIndex.from_documents([(1, ['a', 'b']), (2, ['b'])])\n"
-        "print([doc_id for doc_id, _ in index.rank(['a', 'b'], k=2)])\n"
-    )
+def _python(script: str) -> subprocess.CompletedProcess[str]:
+    """``script`` run by a fresh interpreter (numba has compiled nothing there yet);
+    fails the test if it fails."""
     done = subprocess.run(
         [sys.executable, "-c", script],
         cwd=ROOT,
@@ -682,6 +675,20 @@ def test_the_search_loop_compiles_without_a_writable_cache() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_the_search_loop_compiles_without_a_writable_cache() -> None:
+    """A server whose code directory and home are read-only (no numba cache location)
+    still starts and searches: the kernel is compiled in the process instead."""
+    script = (
+        "import numba.core.caching as caching\n"
+        "caching.CacheImpl._locator_classes = []\n"  # as if no place were writable
+        "from memory.recall.index import RecallIndex\n"
+        "index = RecallIndex.from_documents([(1, ['a', 'b']), (2, ['b'])])\n"
+        "print([doc_id for doc_id, _ in index.rank(['a', 'b'], k=2)])\n"
+    )
+    done = _python(script)
     assert done.stdout.strip() == "[1, 2]"
 
 
@@ -712,14 +719,5 @@ def test_warm_compiles_what_searches_use() -> None:
         "assert after == compiled, (compiled, after)\n"
         "print('ok')\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    done = _python(script)
     assert done.stdout.strip() == "ok"
