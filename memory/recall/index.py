@@ -650,7 +650,8 @@ def warm() -> None:
     every argument type a search and :meth:`RecallIndex.holds` pass them: a tiny index
     with a bulk block and a tail, searched once. ``manage.py search_warm`` (``make
     serve`` runs it) does this before the web starts, so that no teacher's first search
-    waits seconds for the compiler and the cache is written before processes race to."""
+    waits seconds for the compiler and the web processes find the cache on disk instead of
+    each compiling it."""
     index = RecallIndex.from_documents([(1, ["warm", "up"]), (2, ["warm"])])
     index.add(3, ["up", "up"])
     index.search({"warm": 1.0, "up": 0.5}, k=1, exclude={2})
