@@ -286,10 +286,18 @@ def kb_search(
     the indexes' version rows (by owner id, None for the shared one) if the caller has
     just read them; else they are read here.
     """
-    weights = build_query(message=query)
-    if not weights or limit <= 0:
+    if limit <= 0:
         return []
-    k = max(limit, settings.KB_TOP_K)
+    candidates = _candidates(scope, query, states, k=max(limit, settings.KB_TOP_K))
+    # A few spare for chunks deleted since the index was read.
+    return _hits(scope, candidates[: limit + 2])[:limit]
+
+
+def _candidates(scope: Scope, query: str, states: KBStates | None, *, k: int) -> list[_Candidate]:
+    """Each index's ``k`` best chunks for ``query``, merged on coverage, best first."""
+    weights = build_query(message=query)
+    if not weights:
+        return []
     keys = IndexKey.both(scope)
     if states is None:
         states = _states(scope.tenant_id, scope.agent_id, tuple(key.owner_id for key in keys))
@@ -297,19 +305,27 @@ def kb_search(
     # Coverage is comparable between the two indexes (raw BM25 is not): merge on it,
     # ties to the stronger match, then the older chunk.
     candidates.sort(key=lambda c: (-c.score, -c.raw, c.chunk_id))
-    top = candidates[: limit + 2]  # a few spare for chunks deleted since the index was read
-    if not top:
+    return candidates
+
+
+def _passes(candidate: _Candidate) -> bool:
+    """Whether the gate lets ``candidate`` through (``KB_TOP_K`` still to be applied)."""
+    return candidate.eligible and candidate.score >= settings.KB_GATE
+
+
+def _hits(scope: Scope, candidates: list[_Candidate]) -> list[KBHit]:
+    """``candidates`` as hits, in order: those still present and visible to ``scope``;
+    the first ``KB_TOP_K`` that pass the gate marked so."""
+    if not candidates:
         return []
-    rows = _chunk_rows(scope, [c.chunk_id for c in top])
+    rows = _chunk_rows(scope, [c.chunk_id for c in candidates])
     out: list[KBHit] = []
     gated = 0
-    for candidate in top:
+    for candidate in candidates:
         row = rows.get(candidate.chunk_id)
         if row is None:  # deleted since the index was read, or not the scope's
             continue
-        passes = (
-            candidate.eligible and candidate.score >= settings.KB_GATE and gated < settings.KB_TOP_K
-        )
+        passes = _passes(candidate) and gated < settings.KB_TOP_K
         gated += passes
         out.append(
             KBHit(
@@ -323,7 +339,7 @@ def kb_search(
                 prepared=row.prepared,
             )
         )
-    return out[:limit]
+    return out
 
 
 def kb_hit_line(*, title: str, heading_path: str, text: str) -> str:
@@ -431,5 +447,10 @@ def kb_render(*, scope: Scope, query: str, budget: int, states: KBStates | None 
     nothing in the knowledge base is relevant)."""
     if budget <= 0:
         return EMPTY
-    hits = [hit for hit in kb_search(scope=scope, query=query, states=states) if hit.passes_gate]
+    # Only what can pass is read from the database: for most messages nothing in the
+    # knowledge base is relevant, and the section then costs no round trip.
+    # (Only an index's first KB_TOP_K can pass.)
+    candidates = _candidates(scope, query, states, k=settings.KB_TOP_K)
+    passing = [c for c in candidates if _passes(c)]
+    hits = [hit for hit in _hits(scope, passing) if hit.passes_gate]
     return kb_hits_render(hits=hits, budget=budget)

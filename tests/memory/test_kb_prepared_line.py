@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memory import stored
 from memory.models import KBChunk, KBDocument
@@ -73,6 +75,22 @@ def test_a_line_stored_under_other_rules_is_checked_again(
 
     assert "110105201001011232" not in text
     assert live_line(chunk) in text.splitlines()
+
+
+def test_chunk_rows_are_read_only_for_a_message_the_knowledge_base_answers(
+    teacher: Teacher, chunk: KBChunk
+) -> None:
+    scope = Scope.for_agent(teacher.agent, owner_id=teacher.user.pk)
+    table = KBChunk._meta.db_table
+    kb_render(scope=scope, query=QUESTION, budget=1500)  # the index is loaded
+
+    with CaptureQueriesContext(connection) as unrelated:
+        assert kb_render(scope=scope, query="帮我写一封家长会的邀请函", budget=1500).text == ""
+    with CaptureQueriesContext(connection) as answered:
+        assert chunk.line in kb_render(scope=scope, query=QUESTION, budget=1500).text
+
+    assert not any(table in query["sql"] for query in unrelated.captured_queries)
+    assert any(table in query["sql"] for query in answered.captured_queries)
 
 
 def test_a_renamed_document_is_injected_under_its_new_title(
