@@ -376,13 +376,25 @@ def recall_search(
 
     ``state``: the scope's version row if the caller has just read it; else it is read
     here."""
+    hits, passing = _ranked(scope, query, exclude_run_ids, k, state)
+    return _with_rows(scope, hits, passing)
+
+
+def _ranked(
+    scope: Scope,
+    query: RecallQuery,
+    exclude_run_ids: set[int] | frozenset[int],
+    k: int,
+    state: IndexState | None,
+) -> tuple[list[Hit], set[int]]:
+    """The index's ``k`` best entries for ``query`` and the run ids the gate passes."""
     weights = query.weights()
     if not weights:
-        return []
+        return [], set()
     cached = _INDEXES.get(scope, state=state)
     with cached.lock:
         if not len(cached.index):
-            return []
+            return [], set()
         hits: list[Hit] = cached.index.search(
             weights, k=k, exclude=set(exclude_run_ids) | query.turn_run_ids
         )
@@ -390,6 +402,13 @@ def recall_search(
         hit.doc_id
         for hit in gate(hits, threshold=settings.RECALL_GATE, limit=settings.RECALL_TOP_K)
     }
+    return hits, passing
+
+
+def _with_rows(scope: Scope, hits: list[Hit], passing: set[int]) -> list[RecallHit]:
+    """``hits`` with their entries' rows, those whose entry (or run) is gone left out."""
+    if not hits:
+        return []
     rows = _entry_rows(scope, [hit.doc_id for hit in hits])
     return [
         RecallHit(
@@ -452,13 +471,10 @@ def recall_render(
     """The ``[相关历史]`` section: gated hits, dated excerpts, inside a boundary."""
     if budget <= 0:
         return EMPTY, []
-    hits = [
-        hit
-        for hit in recall_search(
-            scope=scope, query=query, exclude_run_ids=exclude_run_ids, state=state
-        )
-        if hit.passes_gate
-    ]
+    # Only the entries that pass are read from the database: for most messages no past
+    # run is relevant, and the section then costs no round trip.
+    ranked, passing = _ranked(scope, query, exclude_run_ids, SEARCH_K, state)
+    hits = _with_rows(scope, [hit for hit in ranked if hit.doc_id in passing], passing)
     if not hits:
         return EMPTY, []
     items = []

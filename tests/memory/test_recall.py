@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from django.conf import settings
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from agents.models import Run
 from memory.models import RecallEntry
@@ -13,6 +15,7 @@ from memory.services.recall import (
     TERMS_MARK,
     RecallQuery,
     recall_cache_clear,
+    recall_render,
     recall_search,
 )
 from tests.factories import Teacher, run_via_api
@@ -66,6 +69,26 @@ def test_unrelated_query_injects_nothing(teacher: Teacher) -> None:
         context = teacher.client.get(f"/api/runs/{run['id']}/context").json()
         assert "[相关历史" not in context["injected_text"]
         assert context["manifest"]["sections"]["recall"]["tokens"] == 0
+
+
+def test_entry_rows_are_read_only_for_a_message_a_past_run_answers(teacher: Teacher) -> None:
+    history(teacher)
+    scope = Scope.for_agent(teacher.agent, owner_id=teacher.user.pk)
+    table = RecallEntry._meta.db_table
+
+    def render(message: str) -> tuple[str, list[str]]:
+        with CaptureQueriesContext(connection) as queries:
+            rendered, _hits = recall_render(
+                scope=scope, query=RecallQuery(message), exclude_run_ids=set(), budget=600
+            )
+        return rendered.text, [q["sql"] for q in queries.captured_queries]
+
+    render("预热")  # the index is loaded
+    unrelated, unrelated_sql = render("帮我写一份运动会开幕式的主持词")
+    related, related_sql = render("再出一份数据结构试卷，二叉树的遍历多考一些")
+
+    assert unrelated == "" and not any(table in sql for sql in unrelated_sql)
+    assert "二叉树的遍历" in related and any(table in sql for sql in related_sql)
 
 
 def test_recent_turns_are_not_recalled_again(teacher: Teacher) -> None:
