@@ -8,7 +8,10 @@ scope, and 10k knowledge-base chunks shared with the agent (issue #13; target p9
 Two modes, both reported: ``repeat`` cycles ten messages (a follow-up in the thread and
 new teacher requests, which find recall entries and knowledge-base chunks, so those
 sections are rendered too), so a process has seen each message before (its per-process
-memos hit); ``new`` gives every run a message never seen before, as live traffic does.
+memos hit); ``new`` gives every run a message never seen before, as live traffic does;
+``unrelated`` starts new conversations with everyday messages that neither the recall
+entries nor the knowledge base answer (most of a teacher's messages): the sections
+search but read no rows.
 ``--profile N`` prints the N costliest functions (cProfile, cumulative) of each mode
 (the figures are then inflated by the profiler).
 """
@@ -160,7 +163,7 @@ def main() -> None:
             seen.add(message)
             fresh.append(message)
 
-    def measure(mode: str, message_of: Callable[[int], str]) -> None:
+    def measure(mode: str, message_of: Callable[[int], str], *, in_thread: bool = True) -> None:
         injected = {"recall": 0, "kb": 0}
         wall_samples: list[float] = []
         cpu_samples: list[float] = []
@@ -169,7 +172,7 @@ def main() -> None:
             began, cpu = time.perf_counter(), time.process_time()
             assembled = context_assemble(
                 scope=scope,
-                thread=thread,
+                thread=thread if in_thread else None,
                 run_id=None,
                 user_input=message_of(i),
                 agent_system_prompt=agent.system_prompt,
@@ -194,7 +197,7 @@ def main() -> None:
         p50, p95 = _setup.percentiles(wall_samples)
         c50, c95 = _setup.percentiles(cpu_samples)
         print(
-            f"context_assemble  mode={mode:<6} backend={connection.vendor:<10} runs={args.runs} "
+            f"context_assemble  mode={mode:<9} backend={connection.vendor:<10} runs={args.runs} "
             f"recall={args.recall} facts={args.facts} kb_chunks={chunks} "
             f"samples={args.samples}  p50={p50:.2f} ms  p95={p95:.2f} ms  (CPU p50={c50:.2f} "
             f"p95={c95:.2f}; recall injected in {injected['recall']}, KB in {injected['kb']} "
@@ -207,6 +210,16 @@ def main() -> None:
 
     measure("repeat", lambda i: messages[i % len(messages)])
     measure("new", lambda i: fresh[i])
+    everyday = [
+        "今天天气怎么样",
+        "谢谢，就这样吧",
+        "好的，我知道了",
+        "明天下午开家长会，提醒我带签到表",
+        "帮我写一份运动会开幕式的主持词",
+        "周五的教研活动改到几点了？",
+        "给我讲个笑话放松一下",
+    ]
+    measure("unrelated", lambda i: everyday[i % len(everyday)], in_thread=False)
 
     # Where the time goes: each section's own service, CPU time of this process.
     from memory.render import Turn, render_thread
