@@ -295,9 +295,9 @@ def _insert_chunks(document_id: int, rows: list[_ChunkValues]) -> int:
     multi-row ``INSERT``, ``benchmarks/kb.py``), elsewhere by one prepared ``INSERT``
     executed per row (``executemany``; on SQLite a quarter of ``bulk_create``'s time,
     which compiles every value of every row into its SQL: the 1,909 chunks of a 2 MB
-    document in about 60 ms against 230). The values are plain strings,
-    integers and booleans, stored as they are. Ids come from the table's sequence either
-    way, after the index's row lock (``_bump_index``).
+    document in about 60 ms against 230). The values are plain strings, integers and
+    booleans, stored as they are. Ids come from the table's sequence either way, after
+    the index's row lock (``_bump_index``).
     """
     fields = {field.name: field for field in KBChunk._meta.concrete_fields}
     quote = connection.ops.quote_name
