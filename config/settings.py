@@ -203,6 +203,10 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 20,
     "EXCEPTION_HANDLER": "agents.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
+    # Content is negotiated by the Accept header only: a ``?format=`` query parameter is
+    # no renderer switch (the export's ``format`` names a file type), and none is in the
+    # schema.
+    "URL_FORMAT_OVERRIDE": None,
     # Who a client is (throttles, login counts): REMOTE_ADDR, or the address this many
     # proxies back in X-Forwarded-For. Never trust a client's own header by default.
     "NUM_PROXIES": WEB_PROXY_COUNT,
