@@ -181,7 +181,12 @@ def test_a_healthy_installation_passes_and_a_stopped_worker_is_noticed(
     make_provider(name="fake", base_url=fake_llm.base_url, api_key_env=KEY_VAR)
     cluster = Cluster(tmp_path / "qcluster.log").start()
     try:
-        wait_until(lambda: check_worker().ok, timeout=60, what="the worker's heartbeat")
+        # The first heartbeat is written while the cluster is still starting (0 workers).
+        wait_until(
+            lambda: "1 worker(s)" in check_worker().detail,
+            timeout=60,
+            what="the worker's heartbeat with its worker up",
+        )
         output = doctor()
         assert "✗" not in output, output
         results = by_name(doctor_run())
