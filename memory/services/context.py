@@ -29,8 +29,13 @@ from memory.scope import Scope
 from memory.services.audit import redline_audit_record
 from memory.services.core import LiveFact, core_last_used_due, core_render, live_facts_query
 from memory.services.index_cache import IndexState
-from memory.services.kb import KBStates, kb_index_states_query, kb_render
-from memory.services.recall import RecallQuery, recall_render, recall_state_query
+from memory.services.kb import CHUNK_ROW_COLUMNS, KBStates, kb_index_states_query, kb_plan
+from memory.services.recall import (
+    ENTRY_ROW_COLUMNS,
+    RecallQuery,
+    recall_plan,
+    recall_state_query,
+)
 from memory.services.threads import recent_finished_runs_query
 from memory.stored import redacted
 
@@ -129,6 +134,40 @@ def _scope_rows(
     return _ScopeRows(facts=facts, turns=turns, recall=recall, kb=kb)
 
 
+def _hit_rows(
+    kb: tuple[str, Sequence[Any]] | None, recall: tuple[str, Sequence[Any]] | None
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The rows of the knowledge-base passages and the recall entries to be injected
+    (``KBPlan.rows_query``, ``RecallPlan.rows_query``), in one round trip when both
+    sections have something to show and in none when neither has.
+
+    Each part keeps its own columns, side by side: a part's columns are NULL in the
+    other part's rows (each column is typed by exactly one part, so PostgreSQL resolves
+    the untyped NULLs of the other).
+    """
+    queries = [query for query in (kb, recall) if query is not None]
+    if not queries:
+        return [], []
+    if len(queries) == 1:
+        with connection.cursor() as cursor:
+            cursor.execute(*queries[0])
+            rows = cursor.fetchall()
+        return (rows, []) if kb is not None else ([], rows)
+    assert kb is not None and recall is not None
+    kb_width, recall_width = len(CHUNK_ROW_COLUMNS), len(ENTRY_ROW_COLUMNS)
+    sql = (
+        f"SELECT 0, q.*, {', '.join(['NULL'] * recall_width)} FROM ({kb[0]}) q "
+        f"UNION ALL SELECT 1, {', '.join(['NULL'] * kb_width)}, q.* FROM ({recall[0]}) q"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*kb[1], *recall[1]])
+        rows = cursor.fetchall()
+    return (
+        [row[1 : 1 + kb_width] for row in rows if row[0] == 0],
+        [row[1 + kb_width :] for row in rows if row[0] == 1],
+    )
+
+
 def _continue_block(source: ContinueSource, budget: int) -> Rendered:
     header = (
         f"[上次产物 — 用户选择在运行 #{source.run_id} 的产物上继续修改；"
@@ -217,14 +256,9 @@ def context_assemble(
         )
     ledger.charge("thread", thread_section.tokens)
 
-    kb = kb_render(
-        scope=scope,
-        query=user_input,
-        budget=ledger.grant(settings.CONTEXT_CAP_KB),
-        states=read.kb,
-    )
-    ledger.charge("kb", kb.tokens)
-
+    # Both sections search first; the rows of what they will show are read together.
+    kb_budget = ledger.grant(settings.CONTEXT_CAP_KB)
+    kb_planned = kb_plan(scope=scope, query=user_input, states=read.kb) if kb_budget > 0 else None
     recent_ids = tuple(t.run_id for t in turns)
     exclude = set(recent_ids)
     if run_id is not None:
@@ -235,12 +269,18 @@ def context_assemble(
         turns=tuple(ConversationTurn(user=t.user, assistant=t.assistant) for t in turns),
         summary=thread.rolling_summary if thread is not None else "",
     )
-    recall, recall_hits = recall_render(
-        scope=scope,
-        query=recall_query,
-        exclude_run_ids=exclude,
-        budget=ledger.grant(settings.CONTEXT_CAP_RECALL),
-        state=read.recall,
+    recall_planned = recall_plan(
+        scope=scope, query=recall_query, exclude_run_ids=exclude, state=read.recall
+    )
+    kb_rows, recall_rows = _hit_rows(
+        kb_planned.rows_query() if kb_planned is not None else None, recall_planned.rows_query()
+    )
+
+    kb = kb_planned.render(kb_rows, kb_budget) if kb_planned is not None else EMPTY
+    ledger.charge("kb", kb.tokens)
+
+    recall, recall_hits = recall_planned.render(
+        recall_rows, ledger.grant(settings.CONTEXT_CAP_RECALL)
     )
     ledger.charge("recall", recall.tokens)
 

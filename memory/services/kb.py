@@ -8,7 +8,9 @@ This module is the contract the read path (``kb_render``, passive injection) and
 * :func:`kb_hits_render` turns hits into the ``[知识库检索结果]`` text: re-checked by the
   red line, sanitised, inside the knowledge base's own untrusted boundary, within a
   token budget;
-* :func:`kb_render` is passive injection: the gated hits of the teacher's message.
+* :func:`kb_render` is passive injection: the gated hits of the teacher's message
+  (:func:`kb_plan` the same in two steps, for the read path, which reads the passages
+  with recall's entries in one query).
 
 Indexes (the recall machinery, ``memory.services.index_cache``): one in-memory BM25
 index per agent for the documents shared with the agent's members (``visibility=agent``)
@@ -28,8 +30,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -207,26 +210,45 @@ class _ChunkRow:
     prepared: PreparedLine | None = None
 
 
-def _chunk_rows(scope: Scope, chunk_ids: list[int]) -> dict[int, _ChunkRow]:
-    """The chunks among ``chunk_ids`` that ``scope``'s teacher may see, of ready documents.
+# The columns of :func:`kb_chunk_rows_query`, in the order :func:`kb_chunk_rows` reads.
+CHUNK_ROW_COLUMNS = (
+    "c.id",
+    "c.document_id",
+    "d.title",
+    "c.heading_path",
+    "c.text",
+    "c.line",
+    "c.line_tokens",
+    "c.line_cut",
+    "c.line_stamp",
+    "c.tenant_id",
+    "c.agent_id",
+    "c.index_owner_id",
+    "d.status",
+)
 
-    Looked up by primary key, the scope, visibility and status checked on the few rows
-    returned; plain SQL for the reason given at :func:`_states`.
+
+def kb_chunk_rows_query(chunk_ids: Sequence[int]) -> tuple[str, list[int]]:
+    """The SQL (and its parameters) that reads the rows of ``chunk_ids`` (not empty) for
+    :func:`kb_chunk_rows`, for a caller that reads them with other rows (the read path).
+
+    Looked up by primary key; the scope, visibility and status are checked on the few
+    rows returned (:func:`kb_chunk_rows`). Plain SQL for the reason given at
+    :func:`_states`.
     """
-    if not chunk_ids:
-        return {}
     chunk = KBChunk._meta.db_table
     document = KBDocument._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT c.id, c.document_id, d.title, c.heading_path, c.text, c.line, "
-            f"c.line_tokens, c.line_cut, c.line_stamp, c.tenant_id, c.agent_id, "
-            f"c.index_owner_id, d.status FROM {chunk} c "
-            f"JOIN {document} d ON d.id = c.document_id "
-            f"WHERE c.id IN ({', '.join(['%s'] * len(chunk_ids))})",
-            chunk_ids,
-        )
-        rows = cursor.fetchall()
+    return (
+        f"SELECT {', '.join(CHUNK_ROW_COLUMNS)} FROM {chunk} c "
+        f"JOIN {document} d ON d.id = c.document_id "
+        f"WHERE c.id IN ({', '.join(['%s'] * len(chunk_ids))})",
+        list(chunk_ids),
+    )
+
+
+def kb_chunk_rows(scope: Scope, rows: Iterable[Sequence[Any]]) -> dict[int, _ChunkRow]:
+    """The rows read by :func:`kb_chunk_rows_query` that ``scope``'s teacher may see, of
+    ready documents, by chunk id."""
     return {
         pk: _ChunkRow(
             document_id,
@@ -255,6 +277,15 @@ def _chunk_rows(scope: Scope, chunk_ids: list[int]) -> dict[int, _ChunkRow]:
         and owner in (None, scope.owner_id)
         and status == KBDocument.Status.READY
     }
+
+
+def _chunk_rows(scope: Scope, chunk_ids: list[int]) -> dict[int, _ChunkRow]:
+    """The chunks among ``chunk_ids`` that ``scope``'s teacher may see, of ready documents."""
+    if not chunk_ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(*kb_chunk_rows_query(chunk_ids))
+        return kb_chunk_rows(scope, cursor.fetchall())
 
 
 KBStates = dict[int | None, IndexState]
@@ -290,7 +321,8 @@ def kb_search(
         return []
     candidates = _candidates(scope, query, states, k=max(limit, settings.KB_TOP_K))
     # A few spare for chunks deleted since the index was read.
-    return _hits(scope, candidates[: limit + 2])[:limit]
+    candidates = candidates[: limit + 2]
+    return _hits(candidates, _chunk_rows(scope, [c.chunk_id for c in candidates]))[:limit]
 
 
 def _candidates(scope: Scope, query: str, states: KBStates | None, *, k: int) -> list[_Candidate]:
@@ -313,12 +345,9 @@ def _passes(candidate: _Candidate) -> bool:
     return candidate.eligible and candidate.score >= settings.KB_GATE
 
 
-def _hits(scope: Scope, candidates: list[_Candidate]) -> list[KBHit]:
-    """``candidates`` as hits, in order: those still present and visible to ``scope``;
+def _hits(candidates: list[_Candidate], rows: dict[int, _ChunkRow]) -> list[KBHit]:
+    """``candidates`` as hits, in order: those with a row (still present and visible);
     the first ``KB_TOP_K`` that pass the gate marked so."""
-    if not candidates:
-        return []
-    rows = _chunk_rows(scope, [c.chunk_id for c in candidates])
     out: list[KBHit] = []
     gated = 0
     for candidate in candidates:
@@ -442,15 +471,48 @@ def kb_hits_render(*, hits: Sequence[KBHit], budget: int) -> Rendered:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class KBPlan:
+    """Passive injection for one message before its passages are read: the candidates
+    that pass the gate. The read path reads their rows with recall's, in one query."""
+
+    scope: Scope
+    passing: list[_Candidate]
+
+    def rows_query(self) -> tuple[str, list[int]] | None:
+        """:func:`kb_chunk_rows_query` of the passing chunks; None when there are none."""
+        if not self.passing:
+            return None
+        return kb_chunk_rows_query([c.chunk_id for c in self.passing])
+
+    def render(self, rows: Iterable[Sequence[Any]], budget: int) -> Rendered:
+        """The section from the rows read by :meth:`rows_query`."""
+        if budget <= 0:
+            return EMPTY
+        found = kb_chunk_rows(self.scope, rows)
+        hits = [hit for hit in _hits(self.passing, found) if hit.passes_gate]
+        return kb_hits_render(hits=hits, budget=budget)
+
+
+def kb_plan(*, scope: Scope, query: str, states: KBStates | None = None) -> KBPlan:
+    """The candidates of ``query`` that can be injected; nothing is read but the version
+    rows (when ``states`` is not given). For most messages nothing in the knowledge base
+    is relevant, and the section then costs no round trip."""
+    # Only an index's first KB_TOP_K can pass.
+    candidates = _candidates(scope, query, states, k=settings.KB_TOP_K)
+    return KBPlan(scope, [c for c in candidates if _passes(c)])
+
+
 def kb_render(*, scope: Scope, query: str, budget: int, states: KBStates | None = None) -> Rendered:
     """The ``[知识库检索结果]`` section: the gated hits of ``kb_search`` (nothing when
     nothing in the knowledge base is relevant)."""
     if budget <= 0:
         return EMPTY
-    # Only what can pass is read from the database: for most messages nothing in the
-    # knowledge base is relevant, and the section then costs no round trip.
-    # (Only an index's first KB_TOP_K can pass.)
-    candidates = _candidates(scope, query, states, k=settings.KB_TOP_K)
-    passing = [c for c in candidates if _passes(c)]
-    hits = [hit for hit in _hits(scope, passing) if hit.passes_gate]
-    return kb_hits_render(hits=hits, budget=budget)
+    plan = kb_plan(scope=scope, query=query, states=states)
+    rows_query = plan.rows_query()
+    if rows_query is None:
+        return EMPTY
+    with connection.cursor() as cursor:
+        cursor.execute(*rows_query)
+        rows = cursor.fetchall()
+    return plan.render(rows, budget)

@@ -377,7 +377,7 @@ def recall_search(
     ``state``: the scope's version row if the caller has just read it; else it is read
     here."""
     hits, passing = _ranked(scope, query, exclude_run_ids, k, state)
-    return _with_rows(scope, hits, passing)
+    return _with_rows(hits, passing, _entry_rows(scope, [hit.doc_id for hit in hits]))
 
 
 def _ranked(
@@ -405,11 +405,8 @@ def _ranked(
     return hits, passing
 
 
-def _with_rows(scope: Scope, hits: list[Hit], passing: set[int]) -> list[RecallHit]:
+def _with_rows(hits: list[Hit], passing: set[int], rows: dict[int, _EntryRow]) -> list[RecallHit]:
     """``hits`` with their entries' rows, those whose entry (or run) is gone left out."""
-    if not hits:
-        return []
-    rows = _entry_rows(scope, [hit.doc_id for hit in hits])
     return [
         RecallHit(
             entry_id=rows[hit.doc_id].entry_id,
@@ -433,31 +430,110 @@ class _EntryRow:
     created_at: datetime
 
 
-def _entry_rows(scope: Scope, run_ids: list[int]) -> dict[int, _EntryRow]:
-    """The entries of ``run_ids`` in ``scope`` whose run is not deleted, by run id.
+# The columns of :func:`recall_entry_rows_query`, in the order :func:`recall_entry_rows`
+# reads.
+ENTRY_ROW_COLUMNS = (
+    "e.run_id",
+    "e.id",
+    "e.thread_id",
+    "e.text",
+    "e.created_at",
+    "e.tenant_id",
+    "e.agent_id",
+    "e.owner_id",
+)
+
+
+def recall_entry_rows_query(run_ids: Sequence[int]) -> tuple[str, list[int]]:
+    """The SQL (and its parameters) that reads the entries of ``run_ids`` (not empty) for
+    :func:`recall_entry_rows`, for a caller that reads them with other rows (the read
+    path): those whose run is not deleted.
 
     Looked up by run id alone (its unique index): filtering on the scope columns too
     lets the planner pick the scope index and scan the whole scope. The scope is then
     checked on the few rows returned. Plain SQL for the reason given at :func:`_state`.
     """
-    if not run_ids:
-        return {}
     entry, run = RecallEntry._meta.db_table, Run._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT e.run_id, e.id, e.thread_id, e.text, e.created_at, e.tenant_id, "
-            f"e.agent_id, e.owner_id FROM {entry} e JOIN {run} r ON r.id = e.run_id "
-            f"WHERE e.run_id IN ({', '.join(['%s'] * len(run_ids))}) "
-            "AND r.deleted_at IS NULL",
-            run_ids,
-        )
-        found = cursor.fetchall()
+    return (
+        f"SELECT {', '.join(ENTRY_ROW_COLUMNS)} FROM {entry} e JOIN {run} r ON r.id = e.run_id "
+        f"WHERE e.run_id IN ({', '.join(['%s'] * len(run_ids))}) "
+        "AND r.deleted_at IS NULL",
+        list(run_ids),
+    )
+
+
+def recall_entry_rows(scope: Scope, rows: Iterable[Sequence[Any]]) -> dict[int, _EntryRow]:
+    """The rows read by :func:`recall_entry_rows_query` that are ``scope``'s, by run id."""
     wanted = (scope.tenant_id, scope.agent_id, scope.owner_id)
     return {
         run_id: _EntryRow(entry_id, thread_id, text, db_datetime(created_at))
-        for run_id, entry_id, thread_id, text, created_at, *owner in found
+        for run_id, entry_id, thread_id, text, created_at, *owner in rows
         if tuple(owner) == wanted
     }
+
+
+def _entry_rows(scope: Scope, run_ids: list[int]) -> dict[int, _EntryRow]:
+    """The entries of ``run_ids`` in ``scope`` whose run is not deleted, by run id."""
+    if not run_ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(*recall_entry_rows_query(run_ids))
+        return recall_entry_rows(scope, cursor.fetchall())
+
+
+@dataclass(frozen=True, slots=True)
+class RecallPlan:
+    """The ``[相关历史]`` section before its entries are read: the ranked hits and those
+    the gate passes. The read path reads their rows with the knowledge base's, in one
+    query."""
+
+    scope: Scope
+    passing: list[Hit]  # best first
+
+    def rows_query(self) -> tuple[str, list[int]] | None:
+        """:func:`recall_entry_rows_query` of the passing hits; None when there are none."""
+        if not self.passing:
+            return None
+        return recall_entry_rows_query([hit.doc_id for hit in self.passing])
+
+    def render(
+        self, rows: Iterable[Sequence[Any]], budget: int
+    ) -> tuple[Rendered, list[RecallHit]]:
+        """The section from the rows read by :meth:`rows_query`, and the hits shown."""
+        if budget <= 0 or not self.passing:
+            return EMPTY, []
+        found = recall_entry_rows(self.scope, rows)
+        passing = {hit.doc_id for hit in self.passing}
+        hits = _with_rows(self.passing, passing, found)
+        if not hits:
+            return EMPTY, []
+        items = []
+        for hit in hits:
+            # Filtered when written; re-checked here like every injected memory.
+            excerpt = " ".join(redacted(hit.text).text.split())
+            items.append(Item(id=hit.entry_id, text=f"{hit.created_at[:10]} {excerpt}"))
+        rendered = render_list(
+            header=boundary.RECALL_HEADER,
+            footer=boundary.RECALL_FOOTER,
+            items=items,
+            budget=budget,
+            item_cap=EXCERPT_TOKENS,
+        )
+        return rendered, hits
+
+
+def recall_plan(
+    *,
+    scope: Scope,
+    query: RecallQuery,
+    exclude_run_ids: set[int],
+    state: IndexState | None = None,
+) -> RecallPlan:
+    """The hits of ``query`` that pass the gate; nothing is read but the version row
+    (when ``state`` is not given). For most messages no past run is relevant, and the
+    section then costs no round trip."""
+    ranked, passing = _ranked(scope, query, exclude_run_ids, SEARCH_K, state)
+    return RecallPlan(scope, [hit for hit in ranked if hit.doc_id in passing])
 
 
 def recall_render(
@@ -471,22 +547,11 @@ def recall_render(
     """The ``[相关历史]`` section: gated hits, dated excerpts, inside a boundary."""
     if budget <= 0:
         return EMPTY, []
-    # Only the entries that pass are read from the database: for most messages no past
-    # run is relevant, and the section then costs no round trip.
-    ranked, passing = _ranked(scope, query, exclude_run_ids, SEARCH_K, state)
-    hits = _with_rows(scope, [hit for hit in ranked if hit.doc_id in passing], passing)
-    if not hits:
+    plan = recall_plan(scope=scope, query=query, exclude_run_ids=exclude_run_ids, state=state)
+    rows_query = plan.rows_query()
+    if rows_query is None:
         return EMPTY, []
-    items = []
-    for hit in hits:
-        # Filtered when written; re-checked here like every injected memory.
-        excerpt = " ".join(redacted(hit.text).text.split())
-        items.append(Item(id=hit.entry_id, text=f"{hit.created_at[:10]} {excerpt}"))
-    rendered = render_list(
-        header=boundary.RECALL_HEADER,
-        footer=boundary.RECALL_FOOTER,
-        items=items,
-        budget=budget,
-        item_cap=EXCERPT_TOKENS,
-    )
-    return rendered, hits
+    with connection.cursor() as cursor:
+        cursor.execute(*rows_query)
+        rows = cursor.fetchall()
+    return plan.render(rows, budget)

@@ -24,13 +24,14 @@ pytestmark = pytest.mark.django_db
 # One read of the scope's rows (the live facts, the thread's recent turns and the version
 # rows of the scope's recall index and of the agent's shared and the teacher's private KB
 # index); core: touching last_used_at (only when older than CORE_LAST_USED_RESOLUTION);
-# recall: loading new entries into the process's index, the hits' rows; KB: loading and
-# the hits' rows only when a knowledge base exists (KB_QUERIES_WITH_DOCUMENTS).
+# recall: loading new entries into the process's index, the rows of the hits that pass
+# (with the KB's passages, in one query); KB: loading, and its passages' rows when recall
+# has none, only when a knowledge base exists (KB_QUERIES_WITH_DOCUMENTS).
 CONTEXT_ASSEMBLE_QUERIES = 4
-# Loading the shared and the private index (cold process), the hits (the version rows
-# are read with the scope's rows).
+# Loading the shared and the private index (cold process), the passages when no recall
+# entry is read with them (the version rows are read with the scope's rows).
 KB_QUERIES_WITH_DOCUMENTS = 3
-# A warm process, facts touched a moment ago: the scope's rows, the recall hits' rows.
+# A warm process, facts touched a moment ago: the scope's rows, the hits' rows.
 CONTEXT_ASSEMBLE_WARM_QUERIES = 2
 # token auth, the thread (with its run count), run sums, memory-op sums.
 THREAD_DETAIL_QUERIES = 4
@@ -149,3 +150,36 @@ def test_a_warm_read_path_reads_twice_and_writes_nothing(teacher: Teacher) -> No
     assert len(warm) <= CONTEXT_ASSEMBLE_WARM_QUERIES
     assert not [sql for sql in warm if not sql.lstrip().upper().startswith("SELECT")]
     assert dict(CoreFact.objects.values_list("pk", "last_used_at")) == used
+
+
+def test_what_both_sections_inject_is_read_in_one_query(
+    teacher: Teacher, django_capture_on_commit_callbacks: Any
+) -> None:
+    """A new conversation that a past run and the knowledge base both answer: the scope's
+    rows, then the passages and the entry together."""
+    run_via_api(teacher, "出一份二叉树遍历的练习题，含先序中序后序", memory_job=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        kb_document_create(
+            agent=teacher.agent,
+            owner_id=teacher.user.pk,
+            title="数据结构讲义",
+            text="# 二叉树\n\n二叉树的遍历：先序、中序、后序遍历的递归与非递归写法。",
+            visibility="agent",
+        )
+
+    def assemble() -> tuple[dict[str, Any], list[str]]:
+        with CaptureQueriesContext(connection) as ctx:
+            context = context_assemble(
+                scope=Scope.for_agent(teacher.agent, owner_id=teacher.user.pk),
+                thread=None,
+                run_id=None,
+                user_input="二叉树遍历的练习题再出一份，先序中序后序都要",
+                agent_system_prompt="",
+            )
+        return context.manifest["sections"], [query["sql"] for query in ctx.captured_queries]
+
+    assemble()  # the indexes are loaded
+    sections, warm = assemble()
+    assert sections["kb"]["chunk_ids"] and sections["recall"]["entries"]
+    assert len(warm) == 2, warm
+    assert "UNION ALL" in warm[1]

@@ -21,7 +21,7 @@ from agents.rows import db_datetime
 from memory.models import CoreFact, KBChunk, KBDocument, KBIndexState, RecallEntry, RecallScope
 from memory.scope import Scope
 from memory.services import kb, recall
-from memory.services.context import _scope_rows
+from memory.services.context import _hit_rows, _scope_rows
 from memory.services.core import _live_facts, facts_live_for_scope
 from memory.services.index_cache import IndexState
 from memory.services.threads import recent_finished_runs
@@ -189,10 +189,9 @@ def test_version_rows_are_the_model_rows(
     assert _index_states(me)[1][me.owner_id] == IndexState()  # the colleague's is not mine
 
 
-def test_hit_rows_are_the_visible_rows(
-    teacher: Teacher, colleague: Teacher, outsider: Teacher
-) -> None:
-    me = scope_of(teacher)
+def kb_chunks(teacher: Teacher, colleague: Teacher, outsider: Teacher) -> list[KBChunk]:
+    """Chunks of every visibility and status, the teacher's, a colleague's, an outsider's:
+    the teacher may see the first three."""
     chunks = []
     for owner, visibility, status in [
         (teacher, "agent", "ready"),
@@ -222,6 +221,14 @@ def test_hit_rows_are_the_visible_rows(
                 terms="内容",
             )
         )
+    return chunks
+
+
+def test_hit_rows_are_the_visible_rows(
+    teacher: Teacher, colleague: Teacher, outsider: Teacher
+) -> None:
+    me = scope_of(teacher)
+    chunks = kb_chunks(teacher, colleague, outsider)
     ids = [c.pk for c in chunks]
 
     orm = {
@@ -242,9 +249,9 @@ def test_hit_rows_are_the_visible_rows(
     assert set(orm) == {chunks[0].pk, chunks[1].pk, chunks[2].pk}
 
 
-def test_entry_rows_are_the_visible_entries_with_the_orms_datetimes(
-    teacher: Teacher, colleague: Teacher
-) -> None:
+def recall_entries(teacher: Teacher, colleague: Teacher) -> list[Run]:
+    """Three runs of the teacher with entries (the last deleted), then a colleague's: the
+    teacher's first two entries are visible."""
     me = scope_of(teacher)
     runs = [make_run(teacher, None, n, status=Run.Status.COMPLETED) for n in range(3)]
     theirs = make_run(colleague, None, 9, status=Run.Status.COMPLETED)
@@ -257,7 +264,15 @@ def test_entry_rows_are_the_visible_entries_with_the_orms_datetimes(
         **scope_of(colleague).filter_kwargs(), run=theirs, text="同事", terms="x", created_at=at
     )
     Run.objects.filter(pk=runs[2].pk).update(deleted_at=timezone.now())
-    run_ids = [r.pk for r in runs] + [theirs.pk]
+    return [*runs, theirs]
+
+
+def test_entry_rows_are_the_visible_entries_with_the_orms_datetimes(
+    teacher: Teacher, colleague: Teacher
+) -> None:
+    me = scope_of(teacher)
+    runs = recall_entries(teacher, colleague)
+    run_ids = [r.pk for r in runs]
 
     orm = {
         e.run_id: recall._EntryRow(e.pk, e.thread_id, e.text, e.created_at)
@@ -267,6 +282,28 @@ def test_entry_rows_are_the_visible_entries_with_the_orms_datetimes(
     }
     assert recall._entry_rows(me, run_ids) == orm
     assert set(orm) == {runs[0].pk, runs[1].pk}
+
+
+def test_the_read_paths_hit_rows_in_one_query_are_each_sections_own(
+    teacher: Teacher, colleague: Teacher, outsider: Teacher
+) -> None:
+    """The passages and the entries read side by side in one UNION ALL (each part's
+    columns NULL in the other's rows) are what each section reads alone."""
+    me = scope_of(teacher)
+    chunk_ids = [c.pk for c in kb_chunks(teacher, colleague, outsider)]
+    run_ids = [r.pk for r in recall_entries(teacher, colleague)]
+    kb_query = kb.kb_chunk_rows_query(chunk_ids)
+    recall_query = recall.recall_entry_rows_query(run_ids)
+
+    kb_rows, recall_rows = _hit_rows(kb_query, recall_query)
+    assert len(kb_rows) == len(chunk_ids) and len(recall_rows) == len(run_ids) - 1
+    assert kb.kb_chunk_rows(me, kb_rows) == kb._chunk_rows(me, chunk_ids)
+    assert recall.recall_entry_rows(me, recall_rows) == recall._entry_rows(me, run_ids)
+    assert len(kb._chunk_rows(me, chunk_ids)) == 3 and len(recall._entry_rows(me, run_ids)) == 2
+    # One part alone, and neither.
+    assert _hit_rows(kb_query, None)[1] == [] and _hit_rows(None, recall_query)[0] == []
+    assert kb.kb_chunk_rows(me, _hit_rows(kb_query, None)[0]) == kb._chunk_rows(me, chunk_ids)
+    assert _hit_rows(None, None) == ([], [])
 
 
 def test_db_datetime_is_what_the_orm_reads(teacher: Teacher) -> None:
