@@ -22,8 +22,10 @@ from enum import StrEnum
 import docx
 from charset_normalizer import from_bytes
 from docx.document import Document as DocxDocument
+from docx.oxml.ns import nsmap
 from docx.table import Table
 from docx.text.paragraph import Paragraph
+from lxml import etree
 from pypdf import PdfReader
 from pypdf.errors import PdfReadError
 
@@ -261,6 +263,25 @@ def text_blocks(text: str, *, markdown: bool = False) -> list[Block]:
 _STYLE_LEVEL = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
 
 
+# A paragraph's text as python-docx's ``Paragraph.text`` reads it (its runs and the runs
+# of its hyperlinks; in a run: text, tabs, breaks, non-breaking hyphens, each element's
+# ``str``), in one XPath compiled once: ``Paragraph.text`` compiles two per paragraph and
+# run, half of the parsing time of a long document.
+_RUN_CONTENT = ("w:br", "w:cr", "w:noBreakHyphen", "w:ptab", "w:t", "w:tab")
+_PARAGRAPH_CONTENT = etree.XPath(
+    " | ".join(
+        f"{parent}/{part}" for parent in ("w:r", "w:hyperlink/w:r") for part in _RUN_CONTENT
+    ),
+    namespaces=nsmap,
+)
+# The paragraph's style id ("" when it has none), as ``CT_P.style`` reads it.
+_PARAGRAPH_STYLE = etree.XPath("string(w:pPr/w:pStyle/@w:val)", namespaces=nsmap)
+
+
+def _paragraph_text(paragraph: Paragraph) -> str:
+    return "".join(map(str, _PARAGRAPH_CONTENT(paragraph._p)))
+
+
 def _docx_blocks(data: bytes) -> list[Block]:
     try:
         document: DocxDocument = docx.Document(io.BytesIO(data))
@@ -272,10 +293,10 @@ def _docx_blocks(data: bytes) -> list[Block]:
     blocks: list[Block] = []
     for item in document.iter_inner_content():
         if isinstance(item, Paragraph):
-            text = _clean_line(item.text).strip()
+            text = _clean_line(_paragraph_text(item)).strip()
             if not text:
                 continue
-            style = names.get(item._p.style or "", "")
+            style = names.get(str(_PARAGRAPH_STYLE(item._p)), "")
             match = _STYLE_LEVEL.match(style)
             if match:
                 blocks.append(Block(text, level=min(6, max(1, int(match.group(1))))))

@@ -91,6 +91,52 @@ def test_word_headings_paragraphs_and_tables() -> None:
     assert parsed.blocks[-1] == Block("阶段 | 场所\n光反应 | 类囊体薄膜")
 
 
+def test_word_paragraph_text_is_python_docxs() -> None:
+    """The parser reads a paragraph's text in one compiled XPath; it is what
+    python-docx's ``Paragraph.text`` reads: runs, tabs, breaks, non-breaking hyphens,
+    hyperlinks' runs, in order, and nothing of deleted text or field codes."""
+    import docx
+    from docx.enum.text import WD_BREAK
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    from memory.kb.parse import _PARAGRAPH_STYLE, _paragraph_text
+
+    document = docx.Document()
+    document.add_heading("第一章 总则", level=2)
+    rich = document.add_paragraph("学号")
+    run = rich.add_run("12")
+    run.add_tab()
+    run.add_text("号同学")
+    run.add_break(WD_BREAK.LINE)
+    run.add_text("换行后")
+    run._r.append(OxmlElement("w:noBreakHyphen"))
+    link = OxmlElement("w:hyperlink")
+    link.set(qn("r:id"), "rId99")
+    for words in ("链接", "文字"):
+        link_run = OxmlElement("w:r")
+        text = OxmlElement("w:t")
+        text.text = words
+        link_run.append(text)
+        link.append(link_run)
+    rich._p.append(link)
+    deleted = OxmlElement("w:r")
+    deleted_text = OxmlElement("w:delText")
+    deleted_text.text = "删除的字"
+    deleted.append(deleted_text)
+    rich._p.append(deleted)
+    rich.add_run("结尾")
+    document.add_paragraph("")
+    document.add_paragraph("普通段落", style="List Bullet")
+
+    paragraphs = document.paragraphs
+    assert [_paragraph_text(p) for p in paragraphs] == [p.text for p in paragraphs]
+    assert _paragraph_text(rich) == "学号12\t号同学\n换行后-链接文字结尾"
+    assert [str(_PARAGRAPH_STYLE(p._p)) for p in paragraphs] == [
+        p._p.style or "" for p in paragraphs
+    ]
+
+
 def test_pdf_text_in_chinese_is_extracted() -> None:
     parsed = parse(FileKind.PDF, pdf_file())
     assert parsed.blocks[0] == Block("第二单元 二次函数", level=1)
