@@ -137,6 +137,39 @@ def test_word_paragraph_text_is_python_docxs() -> None:
     ]
 
 
+def test_word_table_cells_are_python_docxs() -> None:
+    """The parser reads a table's rows in one pass; each row's cells are python-docx's
+    ``row.cells`` texts: spans repeated, a vertical merge's first text below it, a cell
+    of several paragraphs joined by line breaks."""
+    import docx
+
+    from memory.kb.parse import _table_rows
+
+    document = docx.Document()
+    table = document.add_table(rows=5, cols=4)
+    for r, row in enumerate(table.rows):
+        for c, cell in enumerate(row.cells):
+            cell.text = f"第{r}行第{c}列"
+    table.cell(0, 0).merge(table.cell(0, 1))  # a horizontal span
+    table.cell(1, 2).merge(table.cell(3, 2))  # a vertical merge over three rows
+    table.cell(2, 0).merge(table.cell(3, 1))  # a block: two rows, two columns
+    table.cell(4, 3).add_paragraph("第二段")
+    table.cell(4, 1).text = ""
+
+    expected = [[cell.text for cell in row.cells] for row in table.rows]
+    assert _table_rows(table) == expected
+    assert expected[3][2] == expected[1][2] and expected[0][0] == expected[0][1]
+    assert "\n第二段" in expected[4][3]
+    blocks = parse(FileKind.DOCX, _saved(document)).blocks
+    assert blocks[-1].text.startswith("第0行第0列\n第0行第1列 | 第0行第2列 | 第0行第3列\n")
+
+
+def _saved(document) -> bytes:  # type: ignore[no-untyped-def]
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
 def test_pdf_text_in_chinese_is_extracted() -> None:
     parsed = parse(FileKind.PDF, pdf_file())
     assert parsed.blocks[0] == Block("第二单元 二次函数", level=1)
