@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import HttpResponse
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -16,7 +14,6 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers
 from rest_framework.exceptions import APIException
-from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
@@ -43,20 +40,12 @@ FORMAT_ERROR = inline_serializer(
 )
 
 
-class _NoFormatOverride:
-    URL_FORMAT_OVERRIDE = None
-
-
-class ExportNegotiation(DefaultContentNegotiation):
-    """``?format=`` names the file format here, not one of DRF's renderers."""
-
-    settings: Any = _NoFormatOverride()
-
-
 class RunExportView(APIView):
-    """Download the run's output, named after its conversation and day."""
+    """Download the run's output, named after its conversation and day.
 
-    content_negotiation_class = ExportNegotiation
+    ``?format=`` names the file format here; DRF's own use of it (choosing a renderer)
+    is off project-wide (``URL_FORMAT_OVERRIDE`` in the settings).
+    """
 
     @extend_schema(
         parameters=[
