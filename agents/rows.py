@@ -8,7 +8,7 @@ from ``Model.from_db`` with each field's database converters, values go in throu
 field's ``pre_save`` and ``get_db_prep_save``. They work on SQLite and PostgreSQL.
 
 For the reads written as plain SQL elsewhere (a few columns, no instances),
-``db_datetime`` converts a datetime column as the ORM would.
+``db_datetime`` converts a datetime column as the ORM would, and ``fetch_all`` runs one.
 
 What they skip is what these statements do not need: ``insert_instance`` and
 ``update_row`` send no ``pre_save``/``post_save`` signals (the project connects none to
@@ -187,3 +187,10 @@ def update_row(
     with connection.cursor() as cursor:
         cursor.execute(f"UPDATE {table(model)} SET {sets} WHERE {' AND '.join(conditions)}", params)
         return int(cursor.rowcount)
+
+
+def fetch_all(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """The rows of one plain ``SELECT`` (``sql`` with ``%s`` placeholders)."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()

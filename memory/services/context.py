@@ -18,6 +18,7 @@ from django.db import connection
 from django.utils import timezone
 
 from agents.models import Run
+from agents.rows import fetch_all
 from agents.tokens import count_tokens, truncate_tokens
 from memory import boundary
 from memory.ledger import Ledger
@@ -149,9 +150,7 @@ def _hit_rows(
     if not queries:
         return [], []
     if len(queries) == 1:
-        with connection.cursor() as cursor:
-            cursor.execute(*queries[0])
-            rows = cursor.fetchall()
+        rows = fetch_all(*queries[0])
         return (rows, []) if kb is not None else ([], rows)
     assert kb is not None and recall is not None
     kb_width, recall_width = len(CHUNK_ROW_COLUMNS), len(ENTRY_ROW_COLUMNS)
@@ -159,9 +158,7 @@ def _hit_rows(
         f"SELECT 0, q.*, {', '.join(['NULL'] * recall_width)} FROM ({kb[0]}) q "
         f"UNION ALL SELECT 1, {', '.join(['NULL'] * kb_width)}, q.* FROM ({recall[0]}) q"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*kb[1], *recall[1]])
-        rows = cursor.fetchall()
+    rows = fetch_all(sql, [*kb[1], *recall[1]])
     return (
         [row[1 : 1 + kb_width] for row in rows if row[0] == 0],
         [row[1 + kb_width :] for row in rows if row[0] == 1],

@@ -38,6 +38,7 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import Q
 
+from agents.rows import fetch_all
 from memory import boundary
 from memory.kb.gating import RELATIVE_FLOOR, coverages, query_masses
 from memory.models import KBChunk, KBDocument, KBIndexState
@@ -283,9 +284,7 @@ def _chunk_rows(scope: Scope, chunk_ids: list[int]) -> dict[int, _ChunkRow]:
     """The chunks among ``chunk_ids`` that ``scope``'s teacher may see, of ready documents."""
     if not chunk_ids:
         return {}
-    with connection.cursor() as cursor:
-        cursor.execute(*kb_chunk_rows_query(chunk_ids))
-        return kb_chunk_rows(scope, cursor.fetchall())
+    return kb_chunk_rows(scope, fetch_all(*kb_chunk_rows_query(chunk_ids)))
 
 
 KBStates = dict[int | None, IndexState]
@@ -512,7 +511,4 @@ def kb_render(*, scope: Scope, query: str, budget: int, states: KBStates | None 
     rows_query = plan.rows_query()
     if rows_query is None:
         return EMPTY
-    with connection.cursor() as cursor:
-        cursor.execute(*rows_query)
-        rows = cursor.fetchall()
-    return plan.render(rows, budget)
+    return plan.render(fetch_all(*rows_query), budget)

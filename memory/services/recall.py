@@ -39,7 +39,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from agents.models import Run
-from agents.rows import column, db_datetime, insert_instance, table
+from agents.rows import column, db_datetime, fetch_all, insert_instance, table
 from memory import boundary
 from memory.models import RecallEntry, RecallScope, RedlineAudit
 from memory.recall import (
@@ -476,9 +476,7 @@ def _entry_rows(scope: Scope, run_ids: list[int]) -> dict[int, _EntryRow]:
     """The entries of ``run_ids`` in ``scope`` whose run is not deleted, by run id."""
     if not run_ids:
         return {}
-    with connection.cursor() as cursor:
-        cursor.execute(*recall_entry_rows_query(run_ids))
-        return recall_entry_rows(scope, cursor.fetchall())
+    return recall_entry_rows(scope, fetch_all(*recall_entry_rows_query(run_ids)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -551,7 +549,4 @@ def recall_render(
     rows_query = plan.rows_query()
     if rows_query is None:
         return EMPTY, []
-    with connection.cursor() as cursor:
-        cursor.execute(*rows_query)
-        rows = cursor.fetchall()
-    return plan.render(rows, budget)
+    return plan.render(fetch_all(*rows_query), budget)
