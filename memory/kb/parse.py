@@ -23,6 +23,7 @@ import docx
 from charset_normalizer import from_bytes
 from docx.document import Document as DocxDocument
 from docx.oxml.ns import nsmap
+from docx.oxml.text.paragraph import CT_P
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 from lxml import etree
@@ -278,8 +279,9 @@ _PARAGRAPH_CONTENT = etree.XPath(
 _PARAGRAPH_STYLE = etree.XPath("string(w:pPr/w:pStyle/@w:val)", namespaces=nsmap)
 
 
-def _paragraph_text(paragraph: Paragraph) -> str:
-    return "".join(map(str, _PARAGRAPH_CONTENT(paragraph._p)))
+def _paragraph_text(p: CT_P) -> str:
+    """The text of a ``w:p`` element (a paragraph's, a table cell's)."""
+    return "".join(map(str, _PARAGRAPH_CONTENT(p)))
 
 
 def _table_rows(table: Table) -> list[list[str]]:
@@ -299,7 +301,7 @@ def _table_rows(table: Table) -> list[list[str]]:
                 # python-docx fails on a continued cell with none above; it is read as empty.
                 text, span = above.get(offset, ("", tc.grid_span))
             else:
-                text = "\n".join("".join(map(str, _PARAGRAPH_CONTENT(p))) for p in tc.p_lst)
+                text = "\n".join(_paragraph_text(p) for p in tc.p_lst)
                 span = tc.grid_span
             here[offset] = (text, span)
             cells += [text] * span
@@ -320,7 +322,7 @@ def _docx_blocks(data: bytes) -> list[Block]:
     blocks: list[Block] = []
     for item in document.iter_inner_content():
         if isinstance(item, Paragraph):
-            text = _clean_line(_paragraph_text(item)).strip()
+            text = _clean_line(_paragraph_text(item._p)).strip()
             if not text:
                 continue
             style = names.get(str(_PARAGRAPH_STYLE(item._p)), "")

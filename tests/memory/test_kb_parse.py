@@ -130,8 +130,8 @@ def test_word_paragraph_text_is_python_docxs() -> None:
     document.add_paragraph("普通段落", style="List Bullet")
 
     paragraphs = document.paragraphs
-    assert [_paragraph_text(p) for p in paragraphs] == [p.text for p in paragraphs]
-    assert _paragraph_text(rich) == "学号12\t号同学\n换行后-链接文字结尾"
+    assert [_paragraph_text(p._p) for p in paragraphs] == [p.text for p in paragraphs]
+    assert _paragraph_text(rich._p) == "学号12\t号同学\n换行后-链接文字结尾"
     assert [str(_PARAGRAPH_STYLE(p._p)) for p in paragraphs] == [
         p._p.style or "" for p in paragraphs
     ]
